@@ -3,8 +3,10 @@
 Requests from concurrent callers are merged by a micro-batcher, tokenized once, grouped by
 decoding parameters and sorted by length (longest first), so each batch wastes little
 padding. Generation pads on the left and applies the model's chat template when it has one.
-Log-likelihood pads on the right and returns the summed and per-token mean log-probability
-with the token count. Prompts longer than the context window are cut in the middle.
+Log-likelihood merges the sequences of a batch into prefix trees, so that a prefix shared by
+several sequences (the start of a minimal pair, the prompt before each option) is computed
+once (`prefix_tree`), and returns the summed and per-token mean log-probability with the
+token count. Prompts longer than the context window are cut in the middle.
 """
 
 from __future__ import annotations
@@ -31,7 +33,16 @@ from .hf_load import (
 )
 from .spec import ModelSpec
 
-OPTIONS = {"gguf_file", "dtype", "device", "batch_size", "revision", "structured"}
+OPTIONS = {
+    "gguf_file",
+    "dtype",
+    "device",
+    "batch_size",
+    "revision",
+    "structured",
+    "prefix_sharing",
+    "token_budget",
+}
 
 
 def _chunks(seq: Sequence[int], size: int) -> Iterator[list[int]]:
@@ -67,12 +78,26 @@ class HFBackend(Backend):
         if batch is not None and (not batch.isdigit() or int(batch) < 1):
             raise SpecError(spec.raw, f"batch_size must be a positive integer, not '{batch}'")
         self.batch_size = int(batch) if batch else (64 if self.device.startswith("cuda") else 16)
+        budget = spec.option("token_budget")
+        if budget is not None and (not budget.isdigit() or int(budget) < 1):
+            raise SpecError(spec.raw, f"token_budget must be a positive integer, not '{budget}'")
+        self.token_budget = (
+            int(budget) if budget else (8192 if self.device.startswith("cuda") else 1024)
+        )
+        sharing = spec.option("prefix_sharing", "true").lower()
+        if sharing not in ("true", "false"):
+            raise SpecError(spec.raw, f"prefix_sharing must be true or false, not '{sharing}'")
+        self.prefix_sharing = sharing == "true"
         mode = spec.option("structured", "guided")
         if mode not in ("guided", "md_json"):
             raise SpecError(spec.raw, f"structured must be guided or md_json, not '{mode}'")
         self.structured_mode = mode  # type: ignore[misc]
         self._generate_batcher = MicroBatcher(self._generate_sync, self.batch_size * 4)
-        self._score_batcher = MicroBatcher(self._loglikelihood_sync, self.batch_size * 4)
+        # Scoring takes many requests at once: the more sequences meet, the more prefixes
+        # they share (prefix_tree); the token budget still bounds each forward pass.
+        self._score_batcher = MicroBatcher(
+            self._loglikelihood_sync, max(self.batch_size * 4, self.token_budget)
+        )
 
     # -- identity and loading ------------------------------------------------------------------
 
@@ -196,6 +221,8 @@ class HFBackend(Backend):
         return _filled(results)
 
     def _score_sorted(self, pairs: list[tuple[list[int], list[int]]]) -> list[float]:
+        if self.prefix_sharing and self._tree_attention_ok():
+            return [scored.logprob for scored in self._score_shared(pairs)]
         ordered = sorted(range(len(pairs)), key=lambda i: -sum(map(len, pairs[i])))
         results: list[float | None] = [None] * len(pairs)
         for chunk in _chunks(ordered, self.batch_size):
@@ -289,6 +316,8 @@ class HFBackend(Backend):
 
     def _loglikelihood_sync(self, requests: list[LoglikelihoodRequest]) -> list[Loglikelihood]:
         encoded = [self.encode_pair(r) for r in requests]
+        if self.prefix_sharing and self._tree_attention_ok():
+            return self._score_shared(encoded)
         ordered = sorted(range(len(requests)), key=lambda i: -sum(map(len, encoded[i])))
         results: list[Loglikelihood | None] = [None] * len(requests)
         for batch in _chunks(ordered, self.batch_size):
@@ -297,6 +326,31 @@ class HFBackend(Backend):
             ):
                 results[index] = scored
         return _filled(results)
+
+    def _tree_attention_ok(self) -> bool:
+        """Whether the model takes a custom 4-D attention mask (flash attention does not)."""
+        config = getattr(self.lm.model, "config", None)
+        return getattr(config, "_attn_implementation", "eager") in ("eager", "sdpa")
+
+    def _score_shared(self, encoded: list[tuple[list[int], list[int]]]) -> list[Loglikelihood]:
+        from .prefix_tree import score_packed
+
+        limit = self.lm.max_length
+        sequences, counts = [], []
+        for context, continuation in encoded:
+            whole = (context + continuation)[-(limit + 1) :]
+            sequences.append(whole)
+            counts.append(min(len(continuation), len(whole) - 1))
+        scored = score_packed(self.lm, sequences, counts, self.token_budget)
+        return [
+            Loglikelihood(
+                logprob=s.logprob,
+                mean_logprob=s.logprob / n if n else 0.0,
+                n_tokens=n,
+                greedy=s.greedy,
+            )
+            for s, n in zip(scored, counts, strict=True)
+        ]
 
     def _forward_left_padded(self, rows: list[list[int]], keep: int) -> Any:
         """Logits of the last `keep` positions of left-padded rows."""
