@@ -45,14 +45,19 @@ metric_list:
 
 
 def prompts(count: int) -> list[str]:
-    return [f"Question {i}: does the sentence 'She can swim.' show the grammar point [can]? "
-            "Answer T or F." for i in range(count)]
+    return [
+        f"Question {i}: does the sentence 'She can swim.' show the grammar point [can]? "
+        "Answer T or F."
+        for i in range(count)
+    ]
 
 
 def start_server(delay: float) -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen(
         [sys.executable, "-m", "gramagents.testing.openai_server", "--delay", str(delay)],
-        stdout=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert process.stdout is not None
     return process, process.stdout.readline().strip()
 
@@ -66,12 +71,24 @@ def ours(base_url: str, texts: list[str], concurrency: int, work: Path) -> float
     eval_graph()  # imports and compiles the graph, as the peers' imports are done up front
 
     dataset = work / "dataset.jsonl"
-    write_jsonl_atomic(dataset, [
-        Item(id=f"q{i}", task="SINGLE-T", prompt=PromptParts(template="raw.md",
-                                                              vars={"text": t}), answer="T")
-        for i, t in enumerate(texts)])
-    options = EvalOptions(models=[f"openai:fake@{base_url}"], concurrency=concurrency,
-                          run_dir=work / "ours", use_cache=False)
+    write_jsonl_atomic(
+        dataset,
+        [
+            Item(
+                id=f"q{i}",
+                task="SINGLE-T",
+                prompt=PromptParts(template="raw.md", vars={"text": t}),
+                answer="T",
+            )
+            for i, t in enumerate(texts)
+        ],
+    )
+    options = EvalOptions(
+        models=[f"openai:fake@{base_url}"],
+        concurrency=concurrency,
+        run_dir=work / "ours",
+        use_cache=False,
+    )
     started = time.perf_counter()
     result = asyncio.run(run_eval(dataset, options))
     elapsed = time.perf_counter() - started
@@ -92,9 +109,11 @@ def lm_eval_side(base_url: str, texts: list[str], concurrency: int, work: Path) 
     simple_evaluate(
         model="local-chat-completions",
         model_args=f"model=fake,base_url={base_url}/chat/completions,num_concurrent="
-                   f"{concurrency},max_retries=1,tokenized_requests=False",
-        tasks=["gramagents_api"], task_manager=TaskManager(include_path=str(task_dir)),
-        apply_chat_template=True)
+        f"{concurrency},max_retries=1,tokenized_requests=False",
+        tasks=["gramagents_api"],
+        task_manager=TaskManager(include_path=str(task_dir)),
+        apply_chat_template=True,
+    )
     return time.perf_counter() - started
 
 
@@ -106,12 +125,21 @@ def inspect_side(base_url: str, texts: list[str], concurrency: int, work: Path) 
     from inspect_ai.solver import generate
 
     os.environ.setdefault("OPENAI_API_KEY", "EMPTY")
-    task = Task(dataset=MemoryDataset([Sample(input=t, target="T") for t in texts]),
-                solver=generate(), scorer=match())
+    task = Task(
+        dataset=MemoryDataset([Sample(input=t, target="T") for t in texts]),
+        solver=generate(),
+        scorer=match(),
+    )
     started = time.perf_counter()
-    inspect_eval(task, model="openai/fake", model_base_url=base_url,
-                 max_connections=concurrency, log_dir=str(work / "inspect-logs"),
-                 display="none", max_tokens=16)
+    inspect_eval(
+        task,
+        model="openai/fake",
+        model_base_url=base_url,
+        max_connections=concurrency,
+        log_dir=str(work / "inspect-logs"),
+        display="none",
+        max_tokens=16,
+    )
     return time.perf_counter() - started
 
 
@@ -129,8 +157,10 @@ def main() -> int:
     os.environ["GRAMAGENTS_CACHE"] = str(work / "cache.sqlite")
     texts = prompts(args.items)
     limit = args.concurrency / args.delay
-    print(f"{args.items} items, {args.concurrency} in flight, {args.delay * 1000:.0f} ms per "
-          f"answer: the limit is {limit:.0f} items/s")
+    print(
+        f"{args.items} items, {args.concurrency} in flight, {args.delay * 1000:.0f} ms per "
+        f"answer: the limit is {limit:.0f} items/s"
+    )
     rates: dict[str, float] = {}
     sides = [("gramagents", ours), ("lm-eval", lm_eval_side), ("inspect_ai", inspect_side)]
     for name, run in sides:
@@ -146,17 +176,23 @@ def main() -> int:
             server.terminate()
             server.wait()
         rates[name] = args.items / elapsed
-        print(f"{name:10s}: {rates[name]:6.1f} items/s ({elapsed:.2f} s, "
-              f"{100 * rates[name] / limit:.0f} % of the limit)")
+        print(
+            f"{name:10s}: {rates[name]:6.1f} items/s ({elapsed:.2f} s, "
+            f"{100 * rates[name] / limit:.0f} % of the limit)"
+        )
     share = rates["gramagents"] / limit
     peers = {k: rates["gramagents"] / v for k, v in rates.items() if k != "gramagents"}
     print("ratios to peers: " + ", ".join(f"{k} {v:.2f}" for k, v in peers.items()))
     ok = share >= TARGET_OF_LIMIT and all(v >= 1.0 for v in peers.values())
-    print(f"RESULT api_share_of_limit {100 * share:.0f} % target >= {100 * TARGET_OF_LIMIT:.0f} "
-          f"{'pass' if share >= TARGET_OF_LIMIT else 'fail'}")
+    print(
+        f"RESULT api_share_of_limit {100 * share:.0f} % target >= {100 * TARGET_OF_LIMIT:.0f} "
+        f"{'pass' if share >= TARGET_OF_LIMIT else 'fail'}"
+    )
     for name, ratio in peers.items():
-        print(f"RESULT api_vs_{name.replace('-', '_')} {ratio:.2f} x target >= 1 "
-              f"{'pass' if ratio >= 1 else 'fail'}")
+        print(
+            f"RESULT api_vs_{name.replace('-', '_')} {ratio:.2f} x target >= 1 "
+            f"{'pass' if ratio >= 1 else 'fail'}"
+        )
     return 0 if ok else 1
 
 

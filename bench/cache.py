@@ -70,17 +70,20 @@ def main() -> int:
 
     def command(run_dir: str) -> float:
         started = time.perf_counter()
-        subprocess.run([*cli, "--run-dir", str(work / run_dir)], env=env, check=True,
-                       capture_output=True)
+        subprocess.run(
+            [*cli, "--run-dir", str(work / run_dir)], env=env, check=True, capture_output=True
+        )
         return time.perf_counter() - started
 
     cli_first = command("cli")
     cli_again = command("cli")  # the same command again: same --run-dir
     cli_cached = command("cli-new")  # a new run folder, answered from the cache
-    print(f"command line: first {cli_first:.2f} s; same command again {cli_again:.2f} s "
-          f"(ratio {cli_first / cli_again:.1f}); new run folder from the cache "
-          f"{cli_cached:.2f} s (ratio {cli_first / cli_cached:.1f}); each includes the "
-          "interpreter start and imports")
+    print(
+        f"command line: first {cli_first:.2f} s; same command again {cli_again:.2f} s "
+        f"(ratio {cli_first / cli_again:.1f}); new run folder from the cache "
+        f"{cli_cached:.2f} s (ratio {cli_first / cli_cached:.1f}); each includes the "
+        "interpreter start and imports"
+    )
 
     ratio = first_s / cached_s
     ok = same and cached.requests_sent == 0 and ratio >= TARGET

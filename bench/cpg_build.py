@@ -37,17 +37,23 @@ def main() -> int:
     timings = []
     for name in ("first", "again"):
         started = time.perf_counter()
-        result = asyncio.run(run_build("cpg", BuildOptions(source=table, agents=False,
-                                                           run_dir=work / name)))
+        result = asyncio.run(
+            run_build("cpg", BuildOptions(source=table, agents=False, run_dir=work / name))
+        )
         timings.append(time.perf_counter() - started)
     counts = Counter(item.task for item in result.items)
-    print(f"table: {args.points} points, {sum(1 for _ in table.open())} lines; "
-          f"{len(result.items)} items: " + ", ".join(f"{t} {n}" for t, n in counts.items()))
-    print(f"build, empty cache: {timings[0]:.2f} s (embedding model load and embeddings "
-          f"included); again, embeddings cached: {timings[1]:.2f} s")
+    print(
+        f"table: {args.points} points, {sum(1 for _ in table.open())} lines; "
+        f"{len(result.items)} items: " + ", ".join(f"{t} {n}" for t, n in counts.items())
+    )
+    print(
+        f"build, empty cache: {timings[0]:.2f} s (embedding model load and embeddings "
+        f"included); again, embeddings cached: {timings[1]:.2f} s"
+    )
     ok = timings[0] < TARGET_S
-    print(f"RESULT cpg_build_739 {timings[0]:.1f} s target < {TARGET_S:g} "
-          f"{'pass' if ok else 'fail'}")
+    print(
+        f"RESULT cpg_build_739 {timings[0]:.1f} s target < {TARGET_S:g} {'pass' if ok else 'fail'}"
+    )
     return 0 if ok else 1
 
 

@@ -105,3 +105,29 @@ def test_null_cache_finds_and_keeps_nothing():
 @pytest.mark.parametrize("value", [{"b": 1, "a": [1, 2]}, {"a": [1, 2], "b": 1}])
 def test_content_key_is_canonical(value):
     assert content_key(value) == content_key({"a": [1, 2], "b": 1})
+
+
+def test_fast_batch_keys_equal_the_canonical_content_key():
+    from gramagents.records import LoglikelihoodRequest
+    from gramagents.runtime.cache import content_key
+
+    model = Model(create_backend("scripted:echo"))
+    chats = [
+        ChatRequest(messages=[Message(role="user", content=text)], sample=i)
+        for i, text in enumerate(["是不是", 'x\n"y"', ""])
+    ]
+    pairs = [LoglikelihoodRequest(context="", continuation="The cat sleeps.")]
+    for request, key in zip(chats, model.chat_keys(chats), strict=True):
+        expected = {
+            "kind": "chat",
+            "model": model.identity,
+            "request": request.model_dump(mode="json"),
+        }
+        assert key == content_key(expected)
+    for request, key in zip(pairs, model.likelihood_keys(pairs), strict=True):
+        expected = {
+            "kind": "loglikelihood",
+            "model": model.identity,
+            "request": request.model_dump(mode="json"),
+        }
+        assert key == content_key(expected)

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ from ..records import (
     LoglikelihoodRequest,
     Message,
 )
-from ..runtime.cache import Cache, NullCache, content_key
+from ..runtime.cache import Cache, NullCache, canonical_json
 from .base import Backend
 
 T = TypeVar("T", bound=BaseModel)
@@ -80,13 +81,34 @@ class Model:
 
     def request_key(self, request: ChatRequest) -> str:
         """Cache key of a chat request for this model."""
-        return content_key(
-            {"kind": "chat", "model": self.identity, "request": request.model_dump(mode="json")}
-        )
+        return self.chat_keys([request])[0]
 
-    async def generate(self, requests: list[ChatRequest]) -> list[Generation]:
-        """Completions for `requests`, in order; errors come back as `Generation.error`."""
-        keys = [self.request_key(r) for r in requests]
+    def _keys(self, kind: str, dumps: list[dict[str, Any]]) -> list[str]:
+        # The canonical JSON of {"kind", "model", "request"} (keys in sorted order), with the
+        # model's part serialised once rather than once per request.
+        head = f'{{"kind":{canonical_json(kind)},"model":{canonical_json(self.identity)},"request":'
+        return [hashlib.sha256(f"{head}{canonical_json(d)}}}".encode()).hexdigest() for d in dumps]
+
+    def chat_keys(self, requests: list[ChatRequest]) -> list[str]:
+        """Cache keys of chat requests for this model."""
+        return self._keys("chat", [r.model_dump(mode="json") for r in requests])
+
+    def likelihood_keys(self, requests: list[LoglikelihoodRequest]) -> list[str]:
+        """Cache keys of scoring requests for this model."""
+        return self._keys("loglikelihood", [r.model_dump(mode="json") for r in requests])
+
+    def known(self, keys: list[str]) -> set[str]:
+        """Those of `keys` the cache holds an answer for."""
+        return self.cache.has_many(keys)
+
+    async def generate(
+        self, requests: list[ChatRequest], keys: list[str] | None = None
+    ) -> list[Generation]:
+        """Completions for `requests`, in order; errors come back as `Generation.error`.
+
+        `keys` are the requests' cache keys when the caller computed them already.
+        """
+        keys = keys if keys is not None else self.chat_keys(requests)
         found = self.cache.get_many(keys)
         todo: dict[str, ChatRequest] = {}
         for key, request in zip(keys, requests, strict=True):
@@ -100,31 +122,25 @@ class Model:
                 {k: g.model_dump(mode="json") for k, g in fresh.items() if g.error is None}
             )
             self.stats.failed += sum(1 for g in answers if g.error is not None)
-        results = []
+        results: list[Generation] = []
+        first: dict[str, Generation] = {}
         for key in keys:
             if key in fresh:
-                results.append(fresh.pop(key))
+                result = fresh.pop(key)
             elif key in found:
                 self.stats.cache_hits += 1
-                results.append(
-                    Generation.model_validate({**found[key], "cached": True, "latency_s": 0.0})
-                )
+                result = Generation.model_validate({**found[key], "cached": True, "latency_s": 0.0})
             else:  # a duplicate of a request answered just above
-                results.append(results[keys.index(key)])
+                result = first[key]
+            first.setdefault(key, result)
+            results.append(result)
         return results
 
-    async def loglikelihood(self, requests: list[LoglikelihoodRequest]) -> list[Loglikelihood]:
+    async def loglikelihood(
+        self, requests: list[LoglikelihoodRequest], keys: list[str] | None = None
+    ) -> list[Loglikelihood]:
         """Log-probabilities of continuations, cached like completions."""
-        keys = [
-            content_key(
-                {
-                    "kind": "loglikelihood",
-                    "model": self.identity,
-                    "request": r.model_dump(mode="json"),
-                }
-            )
-            for r in requests
-        ]
+        keys = keys if keys is not None else self.likelihood_keys(requests)
         found = self.cache.get_many(keys)
         todo = {k: r for k, r in zip(keys, requests, strict=True) if k not in found}
         fresh: dict[str, Loglikelihood] = {}

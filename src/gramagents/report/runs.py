@@ -23,9 +23,16 @@ def _open(run: Path) -> tuple[RunFolder, RunManifest]:
     return folder, manifest
 
 
-def write_eval_report(folder: RunFolder, manifest: RunManifest) -> Summary:
-    """Write an eval run's `summary.json` and `report.md` from its `scores.jsonl`."""
-    summary = summarize(folder.file("scores.jsonl"))
+def write_eval_report(
+    folder: RunFolder, manifest: RunManifest, summary: Summary | None = None
+) -> Summary:
+    """Write an eval run's `summary.json`, `report.md` and `report.html`.
+
+    From `summary` when the caller aggregated the records as it wrote them, else from
+    `scores.jsonl`.
+    """
+    if summary is None:
+        summary = summarize(folder.file("scores.jsonl"))
     tasks = list(manifest.tasks) or sorted({task for _, task in summary.tallies})
     rows = [r.model_dump(mode="json") for r in summary.rows()]
     write_atomic(folder.file("summary.json"), json.dumps(rows, indent=2, ensure_ascii=False) + "\n")

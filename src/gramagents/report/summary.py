@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..records import SummaryRow
+from ..records import ScoreRecord, SummaryRow
 from ..runtime.rundir import iter_jsonl
 from ..tasks import TaskSpec, get_task
 from ..tasks.registry import Aggregate
@@ -118,42 +118,94 @@ def headline_metric(spec: TaskSpec | None, scores: dict[str, float]) -> str:
     return next(iter(scores), "acc")
 
 
-def summarize(scores_path: Path) -> Summary:
-    """Read `scores.jsonl` once and aggregate it."""
-    summary = Summary()
-    tallies: dict[tuple[str, str], Tally] = defaultdict(Tally)
-    extra: dict[tuple[str, str, str], Tally] = defaultdict(Tally)
-    breakdowns: dict[str, dict[tuple[str, str, str], Tally]] = defaultdict(
-        lambda: defaultdict(Tally)
-    )
-    kept: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    specs: dict[str, TaskSpec | None] = {}
-    for record in iter_jsonl(scores_path):
-        model, task = record["model"], record["task"]
+class SummaryBuilder:
+    """Aggregates score records one at a time: from `scores.jsonl`, or as an eval writes them."""
+
+    def __init__(self) -> None:
+        self._metrics: dict[str, str] = {}
+        self._tallies: dict[tuple[str, str], Tally] = defaultdict(Tally)
+        self._extra: dict[tuple[str, str, str], Tally] = defaultdict(Tally)
+        self._breakdowns: dict[str, dict[tuple[str, str, str], Tally]] = defaultdict(
+            lambda: defaultdict(Tally)
+        )
+        self._kept: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+        self._specs: dict[str, TaskSpec | None] = {}
+
+    def _spec(self, task: str) -> TaskSpec | None:
+        if task not in self._specs:
+            self._specs[task] = get_task(task)
+        return self._specs[task]
+
+    def add(self, record: dict[str, Any]) -> None:
+        """Count one record of `scores.jsonl` (a record without scores has no gold: skipped)."""
         scores = record.get("scores") or {}
         if not scores:
-            continue  # no gold answer: recorded, not scored
-        spec = specs[task] if task in specs else specs.setdefault(task, get_task(task))
-        metric = summary.metrics.get(task) or headline_metric(spec, scores)
-        summary.metrics[task] = metric
+            return
+        self._add(
+            record["model"],
+            record["task"],
+            scores,
+            bool(record.get("invalid")),
+            record.get("meta") or {},
+            lambda: record,
+        )
+
+    def add_score(self, score: ScoreRecord) -> None:
+        """Count one score record as it is written."""
+        if not score.scores:
+            return
+        self._add(
+            score.model,
+            score.task,
+            score.scores,
+            score.invalid,
+            score.meta,
+            lambda: score.model_dump(mode="json"),
+        )
+
+    def _add(
+        self,
+        model: str,
+        task: str,
+        scores: dict[str, float],
+        invalid: bool,
+        meta: dict[str, Any],
+        as_record: Any,
+    ) -> None:
+        spec = self._spec(task)
+        metric = self._metrics.get(task)
+        if metric is None:
+            metric = self._metrics[task] = headline_metric(spec, scores)
         value = float(scores.get(metric, 0.0))
-        invalid = bool(record.get("invalid"))
-        tallies[model, task].add(value, invalid)
+        self._tallies[model, task].add(value, invalid)
         if spec is not None and spec.aggregate is not None:
-            kept[model, task].append(record)  # its scores come from the aggregation
+            self._kept[model, task].append(as_record())  # scored by the task's aggregation
         else:
             for other, other_value in scores.items():
                 if other != metric:
-                    extra[model, task, other].add(float(other_value), invalid)
-        meta = record.get("meta") or {}
+                    self._extra[model, task, other].add(float(other_value), invalid)
         for key in spec.breakdowns if spec else DEFAULT_BREAKDOWNS:
             if meta.get(key) is not None:
-                breakdowns[key][model, task, str(meta[key])].add(value, invalid)
-    for (model, task), records in kept.items():
-        spec = specs[task]
-        assert spec is not None and spec.aggregate is not None
-        summary.aggregates[model, task] = spec.aggregate(records)
-    summary.tallies = dict(tallies)
-    summary.extra = dict(extra)
-    summary.breakdowns = {k: dict(v) for k, v in breakdowns.items() if v}
-    return summary
+                self._breakdowns[key][model, task, str(meta[key])].add(value, invalid)
+
+    def summary(self) -> Summary:
+        """The summary of everything added so far (adding more afterwards is fine)."""
+        result = Summary(
+            tallies=dict(self._tallies),
+            metrics=dict(self._metrics),
+            extra=dict(self._extra),
+            breakdowns={k: dict(v) for k, v in self._breakdowns.items() if v},
+        )
+        for (model, task), records in self._kept.items():
+            spec = self._specs[task]
+            assert spec is not None and spec.aggregate is not None
+            result.aggregates[model, task] = spec.aggregate(records)
+        return result
+
+
+def summarize(scores_path: Path) -> Summary:
+    """Read `scores.jsonl` once and aggregate it."""
+    builder = SummaryBuilder()
+    for record in iter_jsonl(scores_path):
+        builder.add(record)
+    return builder.summary()

@@ -64,6 +64,18 @@ class ResponseCache:
                     found[key] = json.loads(value)
         return found
 
+    def has_many(self, keys: Iterable[str]) -> set[str]:
+        """Those of `keys` that have an answer (values are not read)."""
+        wanted = list(dict.fromkeys(keys))
+        held: set[str] = set()
+        with self._lock:
+            for start in range(0, len(wanted), _BATCH):
+                chunk = wanted[start : start + _BATCH]
+                marks = ",".join("?" * len(chunk))
+                rows = self._db.execute(f"SELECT key FROM answers WHERE key IN ({marks})", chunk)
+                held.update(key for (key,) in rows)
+        return held
+
     def put_many(self, entries: Mapping[str, dict[str, Any]]) -> None:
         """Store answers, all in one transaction."""
         if not entries:
@@ -93,6 +105,10 @@ class NullCache:
     def get_many(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
         """Nothing is ever found."""
         return {}
+
+    def has_many(self, keys: Iterable[str]) -> set[str]:
+        """Nothing is held."""
+        return set()
 
     def put_many(self, entries: Mapping[str, dict[str, Any]]) -> None:
         """Nothing is stored."""

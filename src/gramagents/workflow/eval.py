@@ -20,6 +20,7 @@ from ..models import BackendSettings, Model, create_backend
 from ..progress import ProgressSink, SilentProgress
 from ..records import Counts, Item, ResponseRecord, RunManifest, ScoreRecord
 from ..report.runs import write_eval_report
+from ..report.summary import SummaryBuilder
 from ..resources import file_hash
 from ..runtime.cache import NullCache, ResponseCache
 from ..runtime.paths import default_cache_path
@@ -91,13 +92,28 @@ def select_items(dataset: Dataset, limit: int | None) -> tuple[list[Item], dict[
 
 
 class RecordWriter:
-    """Appends an eval's records: responses and scores, failures apart."""
+    """Appends an eval's records (failures apart) and keeps the running summary and counts."""
 
-    def __init__(self, folder: RunFolder, orphans: set[tuple[str, str]]) -> None:
+    def __init__(self, folder: RunFolder) -> None:
         self.folder = folder
-        self.orphans = orphans
+        self.summary = SummaryBuilder()
+        self.scored: dict[tuple[str, str], bool] = {}
+        """(model, item) to whether its answer was invalid, for every score line."""
+        self.orphans: set[tuple[str, str]] = set()
         """(model, item) pairs whose response line exists but whose score line was lost."""
         self.written = 0
+
+    def resume(self) -> None:
+        """Read what an earlier, interrupted run of this folder recorded (once)."""
+        for name in ("responses.jsonl", "scores.jsonl", "failures.jsonl"):
+            repair_jsonl(self.folder.file(name))  # cuts a partial last line left by a kill
+        for record in iter_jsonl(self.folder.file("scores.jsonl")):
+            self.scored[record["model"], record["item_id"]] = bool(record.get("invalid"))
+            self.summary.add(record)
+        answered = {
+            (r["model"], r["item_id"]) for r in iter_jsonl(self.folder.file("responses.jsonl"))
+        }
+        self.orphans = answered - set(self.scored)
 
     def __call__(self, responses: list[ResponseRecord], scores: list[ScoreRecord]) -> None:
         """Append one chunk's records (failures to `failures.jsonl`)."""
@@ -109,15 +125,10 @@ class RecordWriter:
         self.folder.appender("scores.jsonl").append(scores)
         if failed:
             self.folder.appender("failures.jsonl").append(failed)
+        for score in scores:
+            self.scored[score.model, score.item_id] = score.invalid
+            self.summary.add_score(score)
         self.written += len(fresh) + len(scores)
-
-
-def _resume_state(folder: RunFolder) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
-    for name in ("responses.jsonl", "scores.jsonl", "failures.jsonl"):
-        repair_jsonl(folder.file(name))  # cuts a partial last line left by a kill
-    scored = {(r["model"], r["item_id"]) for r in iter_jsonl(folder.file("scores.jsonl"))}
-    answered = {(r["model"], r["item_id"]) for r in iter_jsonl(folder.file("responses.jsonl"))}
-    return scored, answered - scored
 
 
 def _check_resumable(folder: RunFolder, dataset: Dataset) -> RunManifest | None:
@@ -202,13 +213,13 @@ async def run_eval(
         no_gold=dict(Counter(i.task for i in items if i.answer is None)),
     )
     folder.write_manifest(manifest)
-    scored, orphans = _resume_state(folder)
-    writer = RecordWriter(folder, orphans)
+    writer = RecordWriter(folder)
+    writer.resume()
     resumed = 0
     failure: BaseException | None = None
     try:
         for model in models:
-            pending = [i for i in items if (model.label, i.id) not in scored]
+            pending = [i for i in items if (model.label, i.id) not in writer.scored]
             resumed += len(items) - len(pending)
             if pending:
                 await _evaluate_model(
@@ -217,7 +228,7 @@ async def run_eval(
                     tasks,
                     writer,
                     progress,
-                    lambda: write_eval_report(folder, manifest),
+                    lambda: write_eval_report(folder, manifest, writer.summary.summary()),
                 )
     except BaseException as exc:
         failure = exc
@@ -227,7 +238,7 @@ async def run_eval(
         if isinstance(failure, GramagentsError) and folder.created and writer.written == 0:
             folder.discard()  # nothing was recorded: leave no folder behind
         else:
-            _finish(folder, manifest, models, items, resumed)
+            _finish(folder, manifest, models, items, resumed, writer)
             folder.close()
         cache.close()
     return EvalResult(folder=folder, manifest=manifest)
@@ -244,13 +255,12 @@ async def _evaluate_model(
     from .eval_graph import EvalContext, eval_graph  # langgraph: imported only when needed
 
     progress.start(f"eval {model.label}", len(pending))
-    size = model.backend.chunk_size
     context = EvalContext(
         model=model, tasks=tasks, write=writer, advance=progress.advance, report=report
     )
     try:
         await eval_graph().ainvoke(
-            {"chunks": [pending[k : k + size] for k in range(0, len(pending), size)]},
+            {"items": pending},
             config={
                 "configurable": {"eval": context},
                 "max_concurrency": MAX_CHUNKS_IN_FLIGHT,
@@ -271,14 +281,15 @@ def _random_baselines(items: list[Item], tasks: dict[str, TaskSpec]) -> dict[str
 
 
 def _finish(
-    folder: RunFolder, manifest: RunManifest, models: list[Model], items: list[Item], resumed: int
+    folder: RunFolder,
+    manifest: RunManifest,
+    models: list[Model],
+    items: list[Item],
+    resumed: int,
+    writer: RecordWriter,
 ) -> None:
-    scored = {
-        (r["model"], r["item_id"]): bool(r.get("invalid"))
-        for r in iter_jsonl(folder.file("scores.jsonl"))
-    }
     in_scope = {(m.label, i.id) for m in models for i in items}
-    done = {pair: invalid for pair, invalid in scored.items() if pair in in_scope}
+    done = {pair: invalid for pair, invalid in writer.scored.items() if pair in in_scope}
     manifest.counts = Counts(
         items=len(in_scope),
         requests_sent=sum(m.stats.requests_sent for m in models),
@@ -288,5 +299,5 @@ def _finish(
     )
     manifest.status = "complete" if len(done) == len(in_scope) else "partial"
     manifest.finished = now_iso()
-    write_eval_report(folder, manifest)
+    write_eval_report(folder, manifest, writer.summary.summary())
     folder.write_manifest(manifest)

@@ -1,10 +1,13 @@
-"""The eval graph: plan → (render → model → extract → score) per chunk → report.
+"""The eval graph: plan → (model → extract → score) per chunk → report.
 
-Work is fanned out with `Send`, one task per chunk of items (a chunk is what the backend
-handles well at once: two local batches, or as many requests as may be in flight). The model
-backend is not part of the graph: it arrives in the run config, so the same compiled graph
-runs a local transformers model and an API model. Records are appended by the `score` node as
-each chunk finishes.
+`plan` renders every item once (a chat request, or a minimal pair's two scoring requests),
+asks the cache in one query which answers it already holds, and cuts the work into chunks:
+answers the cache holds in large chunks (they cost no model time, only bookkeeping), the
+rest in chunks of what the backend handles well at once (two local batches, or as many
+requests as may be in flight). Chunks are fanned out with `Send`. The model backend is not
+part of the graph: it arrives in the run config, so the same compiled graph runs a local
+transformers model and an API model. Records are appended by the `score` node as each chunk
+finishes.
 """
 
 from __future__ import annotations
@@ -38,10 +41,15 @@ from ..templates import PromptTemplate, load_prompt
 SCORE_META_KEYS = ("point", "name", "category", "level", "language", "position")
 
 
+CACHED_CHUNK = 1000
+"""Items per chunk when the cache holds every answer of the chunk."""
+
+
 class EvalState(TypedDict, total=False):
     """State of one model's evaluation."""
 
-    chunks: list[list[Item]]
+    items: list[Item]
+    chunks: list[dict[str, Any]]
     answered: Annotated[int, operator.add]
 
 
@@ -51,9 +59,19 @@ class ChunkState(TypedDict, total=False):
     items: list[Item]
     requests: list[ChatRequest | None]
     pairs: list[tuple[LoglikelihoodRequest, LoglikelihoodRequest] | None]
+    chat_keys: list[str]
+    """Cache keys of the chat requests (those not None), in order."""
+    pair_keys: list[str]
+    """Cache keys of the scoring requests (two per pair), in order."""
     generations: list[Generation | None]
     likelihoods: list[tuple[Loglikelihood, Loglikelihood] | None]
     extractions: list[Extraction]
+    answered: Annotated[int, operator.add]
+
+
+class ChunkOutput(TypedDict, total=False):
+    """What a chunk hands back to the parent graph: only its count (never its items)."""
+
     answered: Annotated[int, operator.add]
 
 
@@ -72,24 +90,17 @@ def _context(config: RunnableConfig) -> EvalContext:
     return config["configurable"]["eval"]  # type: ignore[no-any-return]
 
 
-async def plan(state: EvalState) -> dict[str, Any]:
-    """Nothing to change: the chunks were planned by the caller (resume aware)."""
-    return {}
-
-
-def fan_out(state: EvalState) -> list[Send]:
-    """One `answer` task per chunk."""
-    return [Send("answer", {"items": chunk}) for chunk in state.get("chunks", [])]
-
-
-async def render(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
-    """Render each item: a chat request, or for a minimal pair its two scoring requests."""
-    ctx = _context(config)
+def _render(
+    items: list[Item], tasks: dict[str, TaskSpec]
+) -> tuple[
+    list[ChatRequest | None], list[tuple[LoglikelihoodRequest, LoglikelihoodRequest] | None]
+]:
+    """Each item's chat request, or for a minimal pair its two scoring requests."""
     requests: list[ChatRequest | None] = []
     pairs: list[tuple[LoglikelihoodRequest, LoglikelihoodRequest] | None] = []
     templates: dict[str, PromptTemplate] = {}
-    for item in state["items"]:
-        spec = ctx.tasks[item.task]
+    for item in items:
+        spec = tasks[item.task]
         if spec.mode == "loglikelihood":
             context = str(item.prompt.vars.get("context", ""))
             pairs.append(
@@ -110,7 +121,50 @@ async def render(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
             )
         )
         pairs.append(None)
-    return {"requests": requests, "pairs": pairs}
+    return requests, pairs
+
+
+async def plan(state: EvalState, config: RunnableConfig) -> dict[str, Any]:
+    """Render every item, ask the cache what it holds, and cut the work into chunks."""
+    ctx = _context(config)
+    items = state.get("items", [])
+    requests, pairs = _render(items, ctx.tasks)
+    model = ctx.model
+    chat_keys = model.chat_keys([r for r in requests if r is not None])
+    pair_keys = model.likelihood_keys([r for pair in pairs if pair is not None for r in pair])
+    known = model.known([*chat_keys, *pair_keys])
+    work: list[dict[str, Any]] = []
+    chat_at = pair_at = 0
+    for item, request, pair in zip(items, requests, pairs, strict=True):
+        if request is not None:
+            keys, chat_at = chat_keys[chat_at : chat_at + 1], chat_at + 1
+            entry = {"item": item, "request": request, "pair": None, "keys": keys}
+        else:
+            keys, pair_at = pair_keys[pair_at : pair_at + 2], pair_at + 2
+            entry = {"item": item, "request": None, "pair": pair, "keys": keys}
+        entry["cached"] = all(k in known for k in keys)
+        work.append(entry)
+    cached = [w for w in work if w["cached"]]
+    fresh = [w for w in work if not w["cached"]]
+    size = model.backend.chunk_size
+    chunks = [_chunk(cached[k : k + CACHED_CHUNK]) for k in range(0, len(cached), CACHED_CHUNK)]
+    chunks += [_chunk(fresh[k : k + size]) for k in range(0, len(fresh), size)]
+    return {"chunks": chunks}
+
+
+def _chunk(work: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "items": [w["item"] for w in work],
+        "requests": [w["request"] for w in work],
+        "pairs": [w["pair"] for w in work],
+        "chat_keys": [k for w in work if w["request"] is not None for k in w["keys"]],
+        "pair_keys": [k for w in work if w["pair"] is not None for k in w["keys"]],
+    }
+
+
+def fan_out(state: EvalState) -> list[Send]:
+    """One `answer` task per chunk."""
+    return [Send("answer", chunk) for chunk in state.get("chunks", [])]
 
 
 async def generate(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
@@ -119,8 +173,8 @@ async def generate(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
     chats = [r for r in state["requests"] if r is not None]
     scored = [r for pair in state["pairs"] if pair is not None for r in pair]
     answers, likelihoods = await asyncio.gather(
-        model.generate(chats) if chats else _nothing(),
-        model.loglikelihood(scored) if scored else _nothing(),
+        model.generate(chats, keys=state.get("chat_keys")) if chats else _nothing(),
+        model.loglikelihood(scored, keys=state.get("pair_keys")) if scored else _nothing(),
     )
     generations: list[Generation | None] = []
     pairs: list[tuple[Loglikelihood, Loglikelihood] | None] = []
@@ -257,13 +311,11 @@ async def report(state: EvalState, config: RunnableConfig) -> dict[str, Any]:
 @lru_cache(maxsize=1)
 def eval_graph() -> Any:
     """The compiled eval graph (built once per process)."""
-    chunk = StateGraph(ChunkState)
-    chunk.add_node("render", render)
+    chunk = StateGraph(ChunkState, output_schema=ChunkOutput)
     chunk.add_node("model", generate)
     chunk.add_node("extract", extract_answers)
     chunk.add_node("score", score)
-    chunk.add_edge(START, "render")
-    chunk.add_edge("render", "model")
+    chunk.add_edge(START, "model")
     chunk.add_edge("model", "extract")
     chunk.add_edge("extract", "score")
     chunk.add_edge("score", END)
