@@ -13,7 +13,7 @@ the two sentences of a pair share their first words, and template-made pairs (BL
 these) share openings across pairs too. The script also times gramagents with
 `prefix_sharing=false`, so the share of the gain owed to it is visible.
 
-    python bench/pairs.py [--pairs 2000] [--batch-sizes 16,32,64] [--dtype float32]
+    python bench/pairs.py [--pairs 2000] [--batch-sizes 16,32,64] [--dtype float32] [--device D]
 """
 
 from __future__ import annotations
@@ -50,12 +50,12 @@ metric_list:
 
 
 def ours(
-    data: Path, folder: Path, dtype: str, batch: int, work: Path, options: str = ""
+    data: Path, folder: Path, dtype: str, device: str, batch: int, work: Path, options: str = ""
 ) -> tuple[float, list[bool]]:
     from gramagents.models import create_backend
     from gramagents.workflow.eval import EvalOptions, run_eval
 
-    spec = f"hf:{folder}?dtype={dtype}&batch_size={batch}{options}"
+    spec = f"hf:{folder}?dtype={dtype}&device={device}&batch_size={batch}{options}"
     create_backend(spec).lm  # noqa: B018 - load before timing
     run_dir = work / f"ours-{batch}{options.replace('&', '-').replace('=', '-')}"
     started = time.perf_counter()
@@ -70,7 +70,7 @@ def ours(
 
 
 def theirs(
-    data: Path, folder: Path, dtype: str, batch: int, work: Path
+    data: Path, folder: Path, dtype: str, device: str, batch: int, work: Path
 ) -> tuple[float, list[bool]]:
     from lm_eval import simple_evaluate
     from lm_eval.models.huggingface import HFLM
@@ -79,7 +79,7 @@ def theirs(
     task_dir = work / "lm_eval_task"
     task_dir.mkdir(exist_ok=True)
     (task_dir / "gramagents_pairs.yaml").write_text(TASK_YAML.format(data=data))
-    model = HFLM(pretrained=str(folder), dtype=dtype, batch_size=batch, device="cpu")
+    model = HFLM(pretrained=str(folder), dtype=dtype, batch_size=batch, device=device)
     manager = TaskManager(include_path=str(task_dir))
     started = time.perf_counter()
     results = simple_evaluate(
@@ -96,15 +96,23 @@ def main() -> int:
     parser.add_argument("--pairs", type=int, default=2000)
     parser.add_argument("--batch-sizes", default="16,32,64")
     parser.add_argument("--dtype", default="float32")
+    parser.add_argument(
+        "--device", default=None, help="default: cuda when there is a GPU, else cpu"
+    )
     args = parser.parse_args()
     logging.disable(logging.WARNING)
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+    import torch
+
     from gramagents.models.embedded import GGUF_FILE, embedded_folder
     from gramagents.models.hf_load import converted_gguf_folder
     from gramagents.testing.tables import write_synthetic_blimp
 
+    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    where = torch.cuda.get_device_name(0) if device == "cuda" else f"cpu x{os.cpu_count()}"
+    print(f"device: {where}")
     work = Path(tempfile.mkdtemp(prefix="gramagents-bench-pairs-"))
     os.environ["GRAMAGENTS_CACHE"] = str(work / "cache.sqlite")
     data = write_synthetic_blimp(work / "pairs.jsonl", args.pairs)
@@ -114,7 +122,7 @@ def main() -> int:
     best: dict[str, tuple[float, int, list[bool]]] = {}
     for name, run in (("lm-eval", theirs), ("gramagents", ours)):
         for batch in sizes:
-            elapsed, decisions = run(data, folder, args.dtype, batch, work)
+            elapsed, decisions = run(data, folder, args.dtype, device, batch, work)
             print(
                 f"{name:10s} batch {batch:3d}: {args.pairs / elapsed:7.1f} pairs/s "
                 f"({elapsed:.2f} s, accuracy {sum(decisions) / len(decisions):.3f})"
@@ -122,7 +130,9 @@ def main() -> int:
             if name not in best or elapsed < best[name][0]:
                 best[name] = (elapsed, batch, decisions)
     ours_s, ours_batch, ours_decisions = best["gramagents"]
-    plain_s, plain = ours(data, folder, args.dtype, ours_batch, work, "&prefix_sharing=false")
+    plain_s, plain = ours(
+        data, folder, args.dtype, device, ours_batch, work, "&prefix_sharing=false"
+    )
     print(
         f"gramagents batch {ours_batch:3d}, prefix_sharing=false: {args.pairs / plain_s:7.1f} "
         f"pairs/s ({plain_s:.2f} s, accuracy {sum(plain) / len(plain):.3f})"
