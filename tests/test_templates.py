@@ -44,3 +44,60 @@ def test_template_syntax_errors_name_the_line(in_tmp):
 def test_unknown_template_is_a_clear_error():
     with pytest.raises(GramagentsError, match="prompt 'cpg/none.md' not found"):
         load_prompt("cpg/none.md")
+
+
+SOURCES = [
+    "Plain text only.\n",
+    "判断：{{ sentence }}\n语法点：{{name}}。\n\n",
+    "Line one\r\nLine {{ n }}\r\n",
+    "{{ a }}{{ b }} and {{ a }}",
+    "no trailing newline {{ x }}",
+]
+VALUES = [
+    {"sentence": "他是学生。", "name": "是", "n": 2, "a": None, "b": True, "x": 1.5},
+    {"sentence": "", "name": "x\ny", "n": -1, "a": "A", "b": 0, "x": ["l", 1]},
+    {"sentence": "{{ not a placeholder }}", "name": "%}", "n": 0.1, "a": {"k": 1}, "b": 3, "x": ""},
+]
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_plain_placeholder_templates_render_exactly_as_jinja(source):
+    from gramagents.templates import _ENV, _Substitution
+
+    assert _Substitution.applies(source)
+    fast = _Substitution(source)
+    for values in VALUES:
+        assert fast.render(values) == _ENV.from_string(source).render(values)
+
+
+def test_templates_with_other_jinja_syntax_are_left_to_jinja():
+    from gramagents.templates import _Substitution
+
+    for source in ("{% for o in options %}{{ o }}{% endfor %}", "{{ x | upper }}", "{# c #}x"):
+        assert not _Substitution.applies(source)
+
+
+def test_every_packaged_prompt_renders_the_same_with_and_without_the_fast_path():
+    from gramagents import resources
+    from gramagents.templates import _ENV, _Substitution
+
+    root = resources.find("prompts", "raw.md").parent
+    checked = 0
+    for path in sorted(root.rglob("*.md")):
+        prompt = load_prompt(str(path.relative_to(root)))
+        if not isinstance(prompt.user, _Substitution):
+            continue
+        values = {name: f"<{name} 值>" for name in prompt.user.names}
+        body = path.read_text(encoding="utf-8")
+        if body.startswith("---\n"):
+            body = body[body.find("\n---\n", 4) + 5 :]
+        assert prompt.user.render(values) == _ENV.from_string(body).render(values)
+        checked += 1
+    assert checked >= 3  # the SINGLE prompts, the GEC prompts and raw.md
+
+
+def test_missing_variable_in_a_fast_template_is_the_same_clear_error(in_tmp):
+    (in_tmp / "prompts").mkdir()
+    (in_tmp / "prompts" / "mine.md").write_text("Say {{ word }}.\n", encoding="utf-8")
+    with pytest.raises(GramagentsError, match="'word' is undefined"):
+        load_prompt("mine.md").render({})

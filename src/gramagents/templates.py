@@ -13,6 +13,7 @@ The template's hash (of the file's bytes) is recorded with every request rendere
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -73,9 +74,52 @@ def _split_front_matter(text: str, path: Path) -> tuple[dict[str, Any], str, int
     return meta, text[end + 5 :], body_line
 
 
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+_SYNTAX = ("{{", "{%", "{#", "}}", "%}", "#}")
+
+
+class _Substitution:
+    """A template made only of text and `{{ name }}` placeholders, rendered without Jinja.
+
+    Gives exactly what Jinja gives for such a template (values through `str`, one trailing
+    newline dropped, every line ending a plain newline) for a fraction of the cost: most items of a
+    bank are rendered from the same simple template.
+    """
+
+    def __init__(self, source: str) -> None:
+        source = source.replace("\r\n", "\n").replace("\r", "\n")
+        if source.endswith("\n"):
+            source = source[:-1]
+        parts = _PLACEHOLDER.split(source)
+        self.texts = parts[0::2]
+        self.names = parts[1::2]
+
+    @staticmethod
+    def applies(source: str) -> bool:
+        """Whether `source` is text and plain placeholders only."""
+        rest = _PLACEHOLDER.sub("", source)
+        return not any(mark in rest for mark in _SYNTAX)
+
+    def render(self, variables: dict[str, Any]) -> str:
+        """The template with each placeholder replaced by its value."""
+        out = [self.texts[0]]
+        for name, text in zip(self.names, self.texts[1:], strict=True):
+            try:
+                value = variables[name]
+            except KeyError:
+                raise UndefinedError(f"'{name}' is undefined") from None
+            if value is None or isinstance(value, bool | int | float | str):
+                out.append(str(value))
+            else:  # containers and the like: let Jinja decide how they print
+                out.append(_ENV.from_string("{{ v }}").render(v=value))
+            out.append(text)
+        return "".join(out)
+
+
 def _compile(source: str, path: Path, first_line: int) -> Any:
     try:
-        return _ENV.from_string(source)
+        compiled = _ENV.from_string(source)
+        return _Substitution(source) if _Substitution.applies(source) else compiled
     except TemplateSyntaxError as exc:
         line = first_line + (exc.lineno or 1) - 1
         raise InputError(path, f"template syntax error: {exc.message}", line=line) from None

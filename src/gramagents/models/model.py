@@ -106,8 +106,13 @@ class Model:
     ) -> list[Generation]:
         """Completions for `requests`, in order; errors come back as `Generation.error`.
 
-        `keys` are the requests' cache keys when the caller computed them already.
+        `keys` are the requests' cache keys when the caller computed them already. With the
+        cache off (`--no-cache`) every request goes to the backend as it is.
         """
+        if not self.cache.enabled:
+            answers = await self.backend.complete(requests)
+            self.stats.failed += sum(1 for g in answers if g.error is not None)
+            return answers
         keys = keys if keys is not None else self.chat_keys(requests)
         found = self.cache.get_many(keys)
         todo: dict[str, ChatRequest] = {}
@@ -140,6 +145,8 @@ class Model:
         self, requests: list[LoglikelihoodRequest], keys: list[str] | None = None
     ) -> list[Loglikelihood]:
         """Log-probabilities of continuations, cached like completions."""
+        if not self.cache.enabled:
+            return await self.backend.loglikelihood(requests)
         keys = keys if keys is not None else self.likelihood_keys(requests)
         found = self.cache.get_many(keys)
         todo = {k: r for k, r in zip(keys, requests, strict=True) if k not in found}

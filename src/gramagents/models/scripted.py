@@ -42,6 +42,11 @@ class ScriptedBackend(Backend):
         self.structured_mode = spec.option("structured", "md_json") or "md_json"  # type: ignore[misc]
         self.calls: list[ChatRequest] = []
 
+    @property
+    def chunk_size(self) -> int:
+        """Large chunks when answers cost no waiting: there is no latency to overlap."""
+        return 1000 if not self.delay else max(16, self.settings.concurrency)
+
     def identity(self) -> dict[str, Any]:
         """The script's name."""
         return {"backend": "scripted", "model": self.spec.target}

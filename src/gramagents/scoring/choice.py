@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 from typing import Any
 
 from .extract import Meta, chain
@@ -25,13 +26,19 @@ def _keys(meta: Meta) -> list[str]:
     return [str(option["key"]) for option in meta.get("options") or []]
 
 
+@lru_cache(maxsize=65536)  # option texts recur across items: normalise each once
 def _normalise(text: str) -> str:
     folded = unicodedata.normalize("NFKC", text).casefold()
     return "".join(ch for ch in folded if unicodedata.category(ch)[0] in "LN")
 
 
+@lru_cache(maxsize=4096)
+def _standalone_pattern(key: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![A-Za-z0-9]){re.escape(key)}(?![A-Za-z0-9])")
+
+
 def _standalone(key: str, text: str) -> bool:
-    return re.search(rf"(?<![A-Za-z0-9]){re.escape(key)}(?![A-Za-z0-9])", text) is not None
+    return _standalone_pattern(key).search(text) is not None
 
 
 def _exact(text: str, meta: Meta) -> str | None:
@@ -64,11 +71,11 @@ def _sole_key(text: str, meta: Meta) -> str | None:
 
 def _option_text(text: str, meta: Meta) -> Any:
     reply = _normalise(text)
-    found = {
-        str(option["key"])
-        for option in meta.get("options") or []
-        if len(_normalise(option["text"])) >= 2 and _normalise(option["text"]) in reply
-    }
+    found = set()
+    for option in meta.get("options") or []:
+        wanted = _normalise(option["text"])
+        if len(wanted) >= 2 and wanted in reply:
+            found.add(str(option["key"]))
     return found.pop() if len(found) == 1 else None
 
 

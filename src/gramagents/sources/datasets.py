@@ -7,6 +7,7 @@ files register themselves here under their format name.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ from pydantic import ValidationError
 
 from ..errors import InputError
 from ..records import Item
+from ..runtime.memory import collector_paused
 from . import _text
 
 
@@ -66,6 +68,24 @@ def read_dataset(path: str | Path, fmt: str = "gramagents") -> Dataset:
     return reader(Path(path))
 
 
+def _item_or_error(path: Path, line: int, raw: str) -> Item:
+    """The item on `line`, or the one-line error that names what is wrong with it."""
+    try:
+        obj = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            path, f"invalid JSON ({exc.msg} at column {exc.colno})", line=line
+        ) from None
+    if not isinstance(obj, dict):
+        raise InputError(path, "each line must be a JSON object", line=line)
+    try:
+        return Item.model_validate(obj)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(p) for p in error["loc"]) or None
+        raise InputError(path, error["msg"], line=line, field=where) from None
+
+
 @dataset_format("gramagents")
 def read_items(path: Path) -> Dataset:
     """A `dataset.jsonl` written by `gramagents build`, or the build run folder holding it."""
@@ -73,8 +93,6 @@ def read_items(path: Path) -> Dataset:
     if path.is_dir():
         manifest = path / "manifest.json"
         if manifest.is_file():
-            import json
-
             data = json.loads(manifest.read_text(encoding="utf-8"))
             info = {"build_run": data.get("run_id"), "recipe": data.get("recipe")}
         path = path / "dataset.jsonl"
@@ -85,21 +103,22 @@ def read_items(path: Path) -> Dataset:
         raise InputError(path, "file is empty: no items", line=1)
     items: list[Item] = []
     first_line: dict[str, int] = {}
-    for line, obj in _text.iter_jsonl(path, text):
-        try:
-            item = Item.model_validate(obj)
-        except ValidationError as exc:
-            error = exc.errors()[0]
-            where = ".".join(str(p) for p in error["loc"]) or None
-            raise InputError(path, error["msg"], line=line, field=where) from None
-        if item.id in first_line:
-            raise InputError(
-                path,
-                f"duplicate id '{item.id}' (first on line {first_line[item.id]})",
-                line=line,
-                field="id",
-            )
-        first_line[item.id] = line
-        items.append(item)
+    with collector_paused():
+        for line, raw in enumerate(text.splitlines(), start=1):
+            if not raw.strip():
+                continue
+            try:
+                item = Item.model_validate_json(raw)  # one pass: parse and validate
+            except ValidationError:
+                item = _item_or_error(path, line, raw)
+            if item.id in first_line:
+                raise InputError(
+                    path,
+                    f"duplicate id '{item.id}' (first on line {first_line[item.id]})",
+                    line=line,
+                    field="id",
+                )
+            first_line[item.id] = line
+            items.append(item)
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     return Dataset(path=path, items=items, digest=digest, info=info, lines=first_line)

@@ -23,6 +23,7 @@ from ..report.runs import write_eval_report
 from ..report.summary import SummaryBuilder
 from ..resources import file_hash
 from ..runtime.cache import NullCache, ResponseCache
+from ..runtime.memory import long_lived
 from ..runtime.paths import default_cache_path
 from ..runtime.retry import RetryPolicy
 from ..runtime.rundir import RunFolder, iter_jsonl, now_iso, repair_jsonl
@@ -218,18 +219,19 @@ async def run_eval(
     resumed = 0
     failure: BaseException | None = None
     try:
-        for model in models:
-            pending = [i for i in items if (model.label, i.id) not in writer.scored]
-            resumed += len(items) - len(pending)
-            if pending:
-                await _evaluate_model(
-                    model,
-                    pending,
-                    tasks,
-                    writer,
-                    progress,
-                    lambda: write_eval_report(folder, manifest, writer.summary.summary()),
-                )
+        with long_lived():  # the items and records made so far stay: the collector skips them
+            for model in models:
+                pending = [i for i in items if (model.label, i.id) not in writer.scored]
+                resumed += len(items) - len(pending)
+                if pending:
+                    await _evaluate_model(
+                        model,
+                        pending,
+                        tasks,
+                        writer,
+                        progress,
+                        lambda: write_eval_report(folder, manifest, writer.summary.summary()),
+                    )
     except BaseException as exc:
         failure = exc
         raise

@@ -33,6 +33,7 @@ from ..records import (
     ResponseRecord,
     ScoreRecord,
 )
+from ..runtime.memory import collector_paused, keep_out_of_collection
 from ..scoring.extract import Extraction, extract
 from ..scoring.metrics import ItemScore, score_item
 from ..tasks import TaskSpec
@@ -128,11 +129,17 @@ async def plan(state: EvalState, config: RunnableConfig) -> dict[str, Any]:
     """Render every item, ask the cache what it holds, and cut the work into chunks."""
     ctx = _context(config)
     items = state.get("items", [])
-    requests, pairs = _render(items, ctx.tasks)
     model = ctx.model
-    chat_keys = model.chat_keys([r for r in requests if r is not None])
-    pair_keys = model.likelihood_keys([r for pair in pairs if pair is not None for r in pair])
-    known = model.known([*chat_keys, *pair_keys])
+    with collector_paused():
+        requests, pairs = _render(items, ctx.tasks)
+        if model.cache.enabled:
+            chat_keys = model.chat_keys([r for r in requests if r is not None])
+            pairs_flat = [r for pair in pairs if pair is not None for r in pair]
+            pair_keys = model.likelihood_keys(pairs_flat)
+        else:  # --no-cache: nothing to look up, no key needed
+            chat_keys = [""] * sum(1 for r in requests if r is not None)
+            pair_keys = [""] * (2 * sum(1 for p in pairs if p is not None))
+    known = model.known([*chat_keys, *pair_keys]) if model.cache.enabled else set()
     work: list[dict[str, Any]] = []
     chat_at = pair_at = 0
     for item, request, pair in zip(items, requests, pairs, strict=True):
@@ -144,6 +151,9 @@ async def plan(state: EvalState, config: RunnableConfig) -> dict[str, Any]:
             entry = {"item": item, "request": None, "pair": pair, "keys": keys}
         entry["cached"] = all(k in known for k in keys)
         work.append(entry)
+    # The rendered requests live until the run ends: keep them out of the collector's walks
+    # (the run lets go of them with `long_lived`'s end).
+    keep_out_of_collection()
     cached = [w for w in work if w["cached"]]
     fresh = [w for w in work if not w["cached"]]
     size = model.backend.chunk_size
