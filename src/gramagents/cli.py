@@ -245,6 +245,74 @@ def report(
         raise _fail(exc) from None
 
 
+# --- rubric judges: agreement with humans, rubric checks ---------------------------------------
+
+
+@app.command()
+def agree(
+    run: Annotated[Path, typer.Argument(help="Eval run folder with judged items.")],
+    human: Annotated[
+        Path, typer.Option("--human", help="CSV of human scores: item_id,rater,score.")
+    ],
+    model: Annotated[
+        str | None, typer.Option("--model", help="Model whose answers to use (several judged).")
+    ] = None,
+    threshold: Annotated[
+        float, typer.Option(help="Warn when judge-human Pearson r is below this.")
+    ] = 0.87,
+    within: Annotated[
+        float, typer.Option(min=0, help="k of within-k agreement, in score points.")
+    ] = 5.0,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    boot: Annotated[
+        int, typer.Option("--boot", min=0, help="Bootstrap resamples (0: no intervals).")
+    ] = 1000,
+) -> None:
+    """Judge-human agreement: correlations, kappa, alpha, intervals, ceiling, length bias."""
+    from .edu.agreement_files import agree_run, summary_lines
+
+    try:
+        report, paths = agree_run(
+            run,
+            human,
+            model=model,
+            threshold=threshold,
+            within=within,
+            n_boot=boot,
+            seed=seed,
+        )
+    except GramagentsError as exc:
+        raise _fail(exc) from None
+    for line in summary_lines(report):
+        _say(line)
+    _say("wrote " + ", ".join(str(p) for p in paths))
+
+
+rubric_app = typer.Typer(help="Rubrics for judges.", no_args_is_help=True)
+app.add_typer(rubric_app, name="rubric")
+
+
+@rubric_app.command("check")
+def rubric_check(
+    rubric: Annotated[str, typer.Argument(help="Rubric file, or the id of a packaged rubric.")],
+) -> None:
+    """Load a rubric and print its dimensions, or the one error that stops it."""
+    from .edu.rubric import find_rubric
+
+    try:
+        loaded = find_rubric(rubric)
+    except GramagentsError as exc:
+        raise _fail(exc) from None
+    lo, hi = (f"{v:g}" for v in loaded.scale)
+    _say(f"{loaded.path}: {loaded.id} version {loaded.version} ({loaded.task}), scale {lo}-{hi}")
+    for dim in loaded.dimensions:
+        _say(f"  {dim.points:g}  {dim.name}")
+        for criterion in dim.criteria:
+            _say(f"        {criterion}")
+    _say(f"hash {loaded.hash[:16]}")
+    _say("ok")
+
+
 def main() -> None:
     """Console-script entry point."""
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

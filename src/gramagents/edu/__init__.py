@@ -1,0 +1,1 @@
+"""EduEval's rubric judges and the agreement of judges with human raters."""
