@@ -143,6 +143,10 @@ def evaluate(
     seed: Seed = None,
     concurrency: Concurrency = 16,
     no_cache: NoCache = False,
+    judge: Annotated[
+        str,
+        typer.Option(help="Model spec of the rubric judge for open-ended tasks (any backend)."),
+    ] = "smollm2",
 ) -> None:
     """Evaluate models on a dataset and write per-item records and a report."""
     from .workflow.eval import EvalOptions, run_eval
@@ -157,6 +161,7 @@ def evaluate(
         concurrency=concurrency,
         use_cache=not no_cache,
         command=sys.argv,
+        judge=judge,
     )
     result = _run(run_eval(dataset, options, _progress()))
     counts = result.manifest.counts
@@ -164,6 +169,11 @@ def evaluate(
         f"{result.manifest.status}: {counts.items} answers, {counts.requests_sent} "
         f"requests sent, {counts.cache_hits} cache hits, {counts.invalid} invalid, "
         f"{counts.failed} failed"
+        + (
+            f" ({result.manifest.judge['requests_sent']} by the judge)"
+            if result.manifest.judge
+            else ""
+        )
     )
     _say(f"report: {result.report_path}")
     if result.manifest.status != "complete":

@@ -352,3 +352,6 @@ class RunManifest(Record):
     """Expected score of a uniform random answer, per task."""
     no_gold: dict[str, int] = Field(default_factory=dict)
     """Items per task that have no gold answer: asked and recorded, but not scored."""
+    judge: dict[str, Any] | None = None
+    """The rubric judge, when the dataset has judged tasks: `model` (its spec),
+    `requests_sent` (also counted in `counts.requests_sent`) and `cache_hits`."""

@@ -44,6 +44,9 @@ class TaskSpec:
     aggregate: Callable[[list[dict[str, Any]]], Aggregate] | None = None
     """Task-level scoring from all of a model's score records (e.g. M2 macro averages),
     instead of the mean of the items' headline scores."""
+    rubric: str | None = None
+    """Id (or path) of the rubric a judge scores this task's answers with (`rubrics/`); the
+    item's `meta.rubric` overrides it. Judged tasks score `judge_total` and `judge_pct`."""
 
     def random_score(self, item: Item) -> float | None:
         """The random baseline for `item`, if the task defines one."""
@@ -60,7 +63,7 @@ def task(spec: TaskSpec) -> TaskSpec:
 
 
 def _load_builtin() -> None:
-    from . import cpg, gec, pairs  # noqa: F401 - register the packaged tasks and builders
+    from . import cpg, edu, gec, pairs  # noqa: F401 - register the packaged tasks and builders
 
 
 def get_task(name: str) -> TaskSpec | None:

@@ -14,6 +14,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import GramagentsError, InputError, RunError
 from ..models import BackendSettings, Model, create_backend
@@ -53,6 +54,8 @@ class EvalOptions:
     cache_path: Path | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     command: list[str] = field(default_factory=list)
+    judge: str = "smollm2"
+    """Model spec of the rubric judge (used only when some task is judged)."""
 
 
 @dataclass
@@ -186,6 +189,10 @@ async def run_eval(
         else NullCache()
     )
     models = [Model(b, cache) for b in backends]
+    rubrics = _rubrics(items, tasks)
+    judge = Model(create_backend(options.judge, settings), cache) if rubrics else None
+    if judge is not None:
+        await judge.backend.check()
     per_task = dict(Counter(item.task for item in items))
     manifest = RunManifest(
         run_id=folder.run_id,
@@ -212,7 +219,9 @@ async def run_eval(
         tasks=per_task,
         random_baselines=_random_baselines(items, tasks),
         no_gold=dict(Counter(i.task for i in items if i.answer is None)),
+        judge={"model": judge.label, "requests_sent": 0, "cache_hits": 0} if judge else None,
     )
+    manifest.hashes.update({f"rubrics/{r.id}": r.hash for r in rubrics})
     folder.write_manifest(manifest)
     writer = RecordWriter(folder)
     writer.resume()
@@ -231,6 +240,7 @@ async def run_eval(
                         writer,
                         progress,
                         lambda: write_eval_report(folder, manifest, writer.summary.summary()),
+                        judge,
                     )
     except BaseException as exc:
         failure = exc
@@ -240,8 +250,10 @@ async def run_eval(
         if isinstance(failure, GramagentsError) and folder.created and writer.written == 0:
             folder.discard()  # nothing was recorded: leave no folder behind
         else:
-            _finish(folder, manifest, models, items, resumed, writer)
+            _finish(folder, manifest, models, items, resumed, writer, judge)
             folder.close()
+        if judge is not None:
+            await judge.backend.aclose()
         cache.close()
     return EvalResult(folder=folder, manifest=manifest)
 
@@ -253,12 +265,18 @@ async def _evaluate_model(
     writer: RecordWriter,
     progress: ProgressSink,
     report: Callable[[], object],
+    judge: Model | None = None,
 ) -> None:
     from .eval_graph import EvalContext, eval_graph  # langgraph: imported only when needed
 
     progress.start(f"eval {model.label}", len(pending))
     context = EvalContext(
-        model=model, tasks=tasks, write=writer, advance=progress.advance, report=report
+        model=model,
+        tasks=tasks,
+        write=writer,
+        advance=progress.advance,
+        report=report,
+        judge=judge,
     )
     try:
         await eval_graph().ainvoke(
@@ -271,6 +289,20 @@ async def _evaluate_model(
         )
     finally:
         await model.backend.aclose()
+
+
+def _rubrics(items: list[Item], tasks: dict[str, TaskSpec]) -> list[Any]:
+    """The rubrics the items' answers are judged with (loaded: a broken one fails here)."""
+    from ..edu.rubric import find_rubric
+
+    names = sorted(
+        {
+            str(i.meta.get("rubric") or tasks[i.task].rubric)
+            for i in items
+            if i.meta.get("rubric") or tasks[i.task].rubric
+        }
+    )
+    return [find_rubric(name) for name in names]
 
 
 def _random_baselines(items: list[Item], tasks: dict[str, TaskSpec]) -> dict[str, float]:
@@ -289,16 +321,24 @@ def _finish(
     items: list[Item],
     resumed: int,
     writer: RecordWriter,
+    judge: Model | None = None,
 ) -> None:
     in_scope = {(m.label, i.id) for m in models for i in items}
     done = {pair: invalid for pair, invalid in writer.scored.items() if pair in in_scope}
     manifest.counts = Counts(
         items=len(in_scope),
-        requests_sent=sum(m.stats.requests_sent for m in models),
+        requests_sent=sum(m.stats.requests_sent for m in models)
+        + (judge.stats.requests_sent if judge else 0),
         cache_hits=sum(m.stats.cache_hits for m in models) + resumed,
         invalid=sum(done.values()),
         failed=len(in_scope) - len(done),
     )
+    if judge is not None:
+        manifest.judge = {
+            "model": judge.label,
+            "requests_sent": judge.stats.requests_sent,
+            "cache_hits": judge.stats.cache_hits,
+        }
     manifest.status = "complete" if len(done) == len(in_scope) else "partial"
     manifest.finished = now_iso()
     write_eval_report(folder, manifest, writer.summary.summary())

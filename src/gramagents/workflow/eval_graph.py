@@ -1,4 +1,4 @@
-"""The eval graph: plan → (model → extract → score) per chunk → report.
+"""The eval graph: plan → (model → extract → judge → score) per chunk → report.
 
 `plan` renders every item once (a chat request, or a minimal pair's two scoring requests),
 asks the cache in one query which answers it already holds, and cuts the work into chunks:
@@ -23,13 +23,16 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
+from ..errors import GramagentsError
 from ..models.model import Model
 from ..records import (
     ChatRequest,
     Generation,
+    GenParams,
     Item,
     Loglikelihood,
     LoglikelihoodRequest,
+    Message,
     ResponseRecord,
     ScoreRecord,
 )
@@ -67,6 +70,8 @@ class ChunkState(TypedDict, total=False):
     generations: list[Generation | None]
     likelihoods: list[tuple[Loglikelihood, Loglikelihood] | None]
     extractions: list[Extraction]
+    judgments: list[dict[str, Any] | None]
+    """Per item: the rubric judge's verdict (judged tasks only)."""
     answered: Annotated[int, operator.add]
 
 
@@ -85,6 +90,8 @@ class EvalContext:
     write: Callable[[list[ResponseRecord], list[ScoreRecord]], None]
     advance: Callable[[int], None]
     report: Callable[[], object]
+    judge: Model | None = None
+    """The rubric judge, when some task is judged."""
 
 
 def _context(config: RunnableConfig) -> EvalContext:
@@ -234,6 +241,77 @@ async def extract_answers(state: ChunkState, config: RunnableConfig) -> dict[str
     return {"extractions": extractions}
 
 
+def rubric_of(item: Item, tasks: dict[str, TaskSpec]) -> str | None:
+    """The rubric an item's answer is judged with, if any."""
+    return item.meta.get("rubric") or tasks[item.task].rubric
+
+
+async def judge_answers(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
+    """Have the rubric judge score the answers of judged tasks (others pass through)."""
+    ctx = _context(config)
+    jobs: list[Any] = []
+    for item, request, generation in zip(
+        state["items"], state["requests"], state["generations"], strict=True
+    ):
+        name = rubric_of(item, ctx.tasks)
+        if name is None or generation is None or generation.error is not None:
+            jobs.append(_nothing_one())
+            continue
+        if ctx.judge is None:
+            raise GramagentsError(f"task {item.task} is judged: give a judge with --judge SPEC")
+        assert request is not None
+        task_input = str(item.prompt.vars.get("task_input") or request.messages[-1].content)
+        jobs.append(judge_one(ctx.judge, name, task_input, generation.text))
+    return {"judgments": list(await asyncio.gather(*jobs))}
+
+
+async def _nothing_one() -> None:
+    return None
+
+
+async def judge_one(judge: Model, rubric_name: str, task_input: str, answer: str) -> dict[str, Any]:
+    """One judgment: every dimension of the rubric scored at temperature 0.
+
+    A total that does not add up is re-asked; the rubric's content hash is part of the
+    request, hence of its cache key, so an edited rubric is judged afresh.
+    """
+    from ..edu.rubric import JUDGE_PROMPT, find_rubric, judge_messages, judgment_model
+
+    rubric = find_rubric(rubric_name)
+    template = load_prompt(JUDGE_PROMPT)
+    outcome = await judge.structured(
+        [Message(**m) for m in judge_messages(rubric, task_input, answer)],
+        judgment_model(rubric),
+        params=GenParams(temperature=0.0, max_tokens=384),
+        prompt_hash=template.hash,
+        rubric_hash=rubric.hash,
+    )
+    verdict: dict[str, Any] = {
+        "rubric": rubric.id,
+        "rubric_version": rubric.version,
+        "rubric_hash": rubric.hash,
+        "scale": list(rubric.scale),
+        "judge": judge.label,
+    }
+    if outcome.value is None:
+        verdict["error"] = outcome.error or "no judgment"
+        return verdict
+    verdict["dimensions"] = outcome.value.dimension_scores()
+    verdict["total"] = float(outcome.value.total)
+    verdict["reason"] = getattr(outcome.value, "reason", "")
+    return verdict
+
+
+def _judged(verdict: dict[str, Any], answer: str) -> tuple[ItemScore, bool]:
+    details = {"judge": verdict, "answer_chars": len(answer)}
+    if "total" not in verdict:
+        return ItemScore({}, details), True
+    lo, hi = verdict["scale"]
+    total = verdict["total"]
+    pct = 100.0 * (total - lo) / (hi - lo) if hi > lo else 0.0
+    return ItemScore({"judge_pct": pct, "judge_total": total}, details), False
+
+
 def _response(
     label: str,
     item: Item,
@@ -275,24 +353,30 @@ async def score(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
     label = ctx.model.label
     responses: list[ResponseRecord] = []
     scores: list[ScoreRecord] = []
-    for item, request, generation, pair, extraction in zip(
+    judgments = state.get("judgments") or [None] * len(state["items"])
+    for item, request, generation, pair, extraction, verdict in zip(
         state["items"],
         state["requests"],
         state["generations"],
         state["likelihoods"],
         state["extractions"],
+        judgments,
         strict=True,
     ):
         response = _response(label, item, request, generation, extraction, pair)
         responses.append(response)
         if response.error is not None:
             continue  # a failure is re-asked when the run is resumed; it has no score
+        if verdict is not None and str(verdict.get("error", "")).startswith("transport"):
+            continue  # the judge could not be reached: judged again when the run is resumed
         spec = ctx.tasks[item.task]
-        result = (
-            ItemScore({})
-            if item.answer is None
-            else score_item(spec.metric, extraction, item.answer, item.meta)
-        )
+        invalid = extraction.invalid
+        if verdict is not None:
+            result, invalid = _judged(verdict, response.raw or "")
+        elif item.answer is None:
+            result = ItemScore({})
+        else:
+            result = score_item(spec.metric, extraction, item.answer, item.meta)
         keys = (*SCORE_META_KEYS, *spec.breakdowns)
         scores.append(
             ScoreRecord(
@@ -301,7 +385,7 @@ async def score(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
                 task=item.task,
                 gold=item.answer,
                 extracted=response.extracted,
-                invalid=extraction.invalid,
+                invalid=invalid,
                 scores=result.scores,
                 details=result.details,
                 meta={k: item.meta[k] for k in keys if k in item.meta},
@@ -324,10 +408,12 @@ def eval_graph() -> Any:
     chunk = StateGraph(ChunkState, output_schema=ChunkOutput)
     chunk.add_node("model", generate)
     chunk.add_node("extract", extract_answers)
+    chunk.add_node("judge", judge_answers)
     chunk.add_node("score", score)
     chunk.add_edge(START, "model")
     chunk.add_edge("model", "extract")
-    chunk.add_edge("extract", "score")
+    chunk.add_edge("extract", "judge")
+    chunk.add_edge("judge", "score")
     chunk.add_edge("score", END)
 
     graph = StateGraph(EvalState)
