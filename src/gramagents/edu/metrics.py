@@ -1,0 +1,164 @@
+"""EduEval metrics (Table 1): choice extraction, ROUGE-L, RMSE, QWK and Pearson; middle cut."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from typing import NamedTuple, TypeVar
+
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+# The extraction chain, first match wins: each rule names itself in the result.
+_CHOICE_RULES: list[tuple[str, str]] = [
+    ("bare", r"^\s*[(（\[【]?\s*([A-Z])\s*[)）\]】]?\s*[.。．、]?\s*$"),
+    ("answer-is-zh", r"答案\s*(?:是|为|应为|应该是)?\s*[:：]?\s*[(（\[【]?\s*([A-Z])(?![A-Za-z])"),
+    ("choose-zh", r"(?:选择|选项|应选|选)\s*[:：]?\s*[(（\[【]?\s*([A-Z])(?![A-Za-z])"),
+    ("answer-is-en", r"(?i:the\s+(?:correct\s+)?answer\s+is|answer\s*[:：])\s*[(\[]?\s*([A-Z])\b"),
+    ("leading", r"^\s*[(（\[【]?([A-Z])[)）\]】.．、:：\s]"),
+]
+
+
+def extract_choice(text: str, letters: str = "ABCD") -> tuple[str | None, str]:
+    """The option letter a reply gives, and the name of the rule that found it.
+
+    Rules in order: a bare letter, `答案是B` / `答案：B`, `选择B` / `选B`, "the answer is B" /
+    "answer: B", a letter leading the reply, then the only allowed letter standing alone.
+    Returns `(None, "invalid")` when none applies.
+    """
+    allowed = set(letters)
+    alone = {m for m in re.findall(r"(?<![A-Za-z])([A-Z])(?![A-Za-z])", text) if m in allowed}
+    for name, pattern in _CHOICE_RULES:
+        for match in re.finditer(pattern, text, flags=re.MULTILINE):
+            letter = match.group(1)
+            if letter not in allowed or (name == "leading" and alone - {letter}):
+                continue  # "A or B" leads with a letter but answers nothing
+            return letter, name
+    if len(alone) == 1:
+        return alone.pop(), "sole-letter"
+    return None, "invalid"
+
+
+def _first_number(text: str, lo: float, hi: float) -> float | None:
+    labelled = re.search(
+        r"(?:得分|分数|评分|score|类别|label)\s*[:：是为]?\s*(-?\d+(?:\.\d+)?)",
+        text,
+        flags=re.IGNORECASE,
+    )
+    candidates = [labelled.group(1)] if labelled else []
+    candidates += re.findall(r"-?\d+(?:\.\d+)?", text)
+    for raw in candidates:
+        value = float(raw)
+        if lo <= value <= hi:
+            return value
+    return None
+
+
+def extract_score(text: str, lo: float = 0, hi: float = 100) -> float | None:
+    """An essay score: a labelled number (`得分：85`, "Score: 85/100") or the first in range."""
+    return _first_number(text, lo, hi)
+
+
+def extract_label(text: str, lo: int = 1, hi: int = 9) -> int | None:
+    """A class label: a labelled integer or the first integer in range."""
+    value = _first_number(text, lo, hi)
+    return int(value) if value is not None and value == int(value) else None
+
+
+class Rouge(NamedTuple):
+    """ROUGE-L precision, recall and F-measure."""
+
+    p: float
+    r: float
+    f: float
+
+
+def is_chinese(text: str) -> bool:
+    """True when CJK characters make up at least a third of the non-space characters."""
+    chars = [c for c in text if not c.isspace()]
+    return bool(chars) and sum(1 for c in chars if _CJK.match(c)) * 3 >= len(chars)
+
+
+def _tokens(text: str, chinese: bool) -> list[str]:
+    if chinese:
+        return [c for c in text if not c.isspace()]
+    return text.lower().split()
+
+
+def _lcs(a: Sequence[str], b: Sequence[str]) -> int:
+    if not a or not b:
+        return 0
+    previous = [0] * (len(b) + 1)
+    for x in a:
+        current = [0]
+        for j, y in enumerate(b, start=1):
+            current.append(previous[j - 1] + 1 if x == y else max(previous[j], current[j - 1]))
+        previous = current
+    return previous[-1]
+
+
+def rouge_l(candidate: str, reference: str, chinese: bool | None = None) -> Rouge:
+    """ROUGE-L on the longest common subsequence; characters for Chinese, words otherwise."""
+    if chinese is None:
+        chinese = is_chinese(reference) or is_chinese(candidate)
+    a, b = _tokens(candidate, chinese), _tokens(reference, chinese)
+    common = _lcs(a, b)
+    if common == 0:
+        return Rouge(0.0, 0.0, 0.0)
+    p, r = common / len(a), common / len(b)
+    return Rouge(p, r, 2 * p * r / (p + r))
+
+
+def rmse(predicted: Sequence[float], gold: Sequence[float]) -> float:
+    """Root mean squared error."""
+    if not gold:
+        return 0.0
+    return math.sqrt(sum((p - g) ** 2 for p, g in zip(predicted, gold, strict=True)) / len(gold))
+
+
+def pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Pearson's r; None when either side is constant."""
+    n = len(x)
+    if n < 2:
+        return None
+    mx, my = sum(x) / n, sum(y) / n
+    sx = math.sqrt(sum((a - mx) ** 2 for a in x))
+    sy = math.sqrt(sum((b - my) ** 2 for b in y))
+    if sx == 0 or sy == 0:
+        return None
+    return sum((a - mx) * (b - my) for a, b in zip(x, y, strict=True)) / (sx * sy)
+
+
+def qwk(a: Sequence[int], b: Sequence[int]) -> float:
+    """Quadratic weighted kappa between two integer ratings (categories: those that occur)."""
+    labels = sorted(set(a) | set(b))
+    if len(labels) < 2:
+        return 1.0 if list(a) == list(b) else 0.0
+    index = {v: i for i, v in enumerate(labels)}
+    k = len(labels)
+    observed = [[0.0] * k for _ in range(k)]
+    for x, y in zip(a, b, strict=True):
+        observed[index[x]][index[y]] += 1
+    n = len(a)
+    rows = [sum(r) for r in observed]
+    cols = [sum(observed[i][j] for i in range(k)) for j in range(k)]
+    num = den = 0.0
+    for i in range(k):
+        for j in range(k):
+            weight = (i - j) ** 2 / (k - 1) ** 2
+            num += weight * observed[i][j]
+            den += weight * rows[i] * cols[j] / n
+    return 1.0 - num / den if den else 1.0
+
+
+S = TypeVar("S", str, list)  # type: ignore[type-arg]
+
+
+def middle_cut(value: S, limit: int) -> S:
+    """Cut from the middle so that the head and the tail (instruction and question) stay."""
+    if limit <= 0:
+        return value[:0]
+    if len(value) <= limit:
+        return value
+    head = limit // 2
+    return value[:head] + value[len(value) - (limit - head) :]

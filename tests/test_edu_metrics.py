@@ -1,0 +1,73 @@
+import math
+
+import pytest
+from scipy.stats import pearsonr
+from sklearn.metrics import cohen_kappa_score
+
+from gramagents.edu.metrics import (
+    extract_choice,
+    extract_label,
+    extract_score,
+    middle_cut,
+    pearson,
+    qwk,
+    rmse,
+    rouge_l,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "letter", "rule"),
+    [
+        ("B", "B", "bare"),
+        ("（C）", "C", "bare"),
+        ("根据题意，答案是B。", "B", "answer-is-zh"),
+        ("答案：D", "D", "answer-is-zh"),
+        ("我选择A，因为……", "A", "choose-zh"),
+        ("The answer is (C).", "C", "answer-is-en"),
+        ("answer: b", None, "invalid"),  # lower-case letters are not option letters
+        ("A. 长×宽是对的", "A", "leading"),
+        ("我觉得 D 比较合理", "D", "sole-letter"),
+        ("A 或者 B 都可以", None, "invalid"),
+        ("不知道", None, "invalid"),
+        ("答案是E", None, "invalid"),  # not an option of this item
+    ],
+)
+def test_the_choice_extraction_chain(text, letter, rule):
+    assert extract_choice(text, "ABCD") == (letter, rule)
+
+
+def test_scores_and_labels_are_read_from_replies():
+    assert extract_score("得分：85分") == 85
+    assert extract_score("Score: 72/100") == 72
+    assert extract_score("这篇作文写得不错，我给 150 分，不，应是 90") == 90
+    assert extract_score("没有分数") is None
+    assert extract_label("类别：7") == 7
+    assert extract_label("属于第 12 类，也许是 3") == 3
+    assert extract_label("无法判断") is None
+
+
+def test_rouge_l_is_character_level_for_chinese():
+    # LCS of 你好世界 and 你们好世界呀 is 你好世界 (4): P = 4/4, R = 4/6.
+    score = rouge_l("你好世界", "你们好世界呀")
+    assert score.p == pytest.approx(1.0) and score.r == pytest.approx(4 / 6)
+    assert score.f == pytest.approx(2 * 1 * (4 / 6) / (1 + 4 / 6))
+    words = rouge_l("the cat sat", "the cat sat down")
+    assert words.r == pytest.approx(3 / 4)
+    assert rouge_l("abc", "xyz").f == 0.0
+
+
+def test_qwk_rmse_and_pearson_match_the_references():
+    a = [80, 60, 75, 90, 60, 70, 85]
+    b = [85, 60, 70, 90, 65, 70, 80]
+    assert qwk(a, b) == pytest.approx(cohen_kappa_score(a, b, weights="quadratic"))
+    assert pearson(a, b) == pytest.approx(pearsonr(a, b)[0])
+    squares = [(x - y) ** 2 for x, y in zip(a, b, strict=True)]
+    assert rmse(a, b) == pytest.approx(math.sqrt(sum(squares) / 7))
+    assert pearson([1, 1, 1], [1, 2, 3]) is None
+
+
+def test_middle_cut_keeps_head_and_tail():
+    assert middle_cut("指令ABCDEFGH问题", 6) == "指令A" + "H问题"
+    assert middle_cut(list(range(10)), 4) == [0, 1, 8, 9]
+    assert middle_cut("short", 10) == "short"

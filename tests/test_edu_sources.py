@@ -1,0 +1,105 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from gramagents.edu.qc import anomaly_flags, dedup, difficulty_flags
+from gramagents.edu.sources import EduItem, grade_of, parse_options, read_edueval
+from gramagents.edu.taxonomy import level, router_guide
+from gramagents.errors import InputError
+
+MINI = Path(__file__).resolve().parent.parent / "examples" / "edu"
+
+
+def test_the_mini_layout_gives_every_shape_with_levels_and_grades():
+    result = read_edueval(MINI)
+    shapes = {i.shape for i in result.items}
+    assert shapes == {
+        "mc", "dialogue", "essay", "poetry", "reading",
+        "question_generation", "teaching_design", "text_writing",
+    }  # fmt: skip
+    assert {i.level for i in result.items} == {
+        "memory",
+        "understanding",
+        "application",
+        "reasoning",
+        "creativity",
+        "ethics",
+    }
+    history = [i for i in result.items if "初中历史" in i.task]
+    assert {i.grade for i in history} == {"junior"}
+    listed = next(i for i in result.items if i.raw.get("ques_answer") == ["B"])
+    assert listed.answer == "B" and listed.difficulty == 2 and listed.difficulty_label == "较易"
+    three = next(i for i in result.items if i.options and len(i.options) == 3)
+    assert three.answer == "C"
+    [unparsed] = result.unparsed
+    assert unparsed.line == 3 and "options" in unparsed.reason
+    assert any("高中诗歌鉴赏.jsonl:1: field 'subject' is missing" in w for w in result.warnings)
+
+
+@pytest.mark.parametrize(
+    ("text", "stem", "options"),
+    [
+        (
+            "题目（ ）。A. 甲 B. 乙 C. 丙 D. 丁",
+            "题目（ ）。",
+            {"A": "甲", "B": "乙", "C": "丙", "D": "丁"},
+        ),
+        ("题目 A．一 B．二", "题目", {"A": "一", "B": "二"}),
+        ("题目 (A) x (B) y (C) z", "题目", {"A": "x", "B": "y", "C": "z"}),
+        ("题目\nA、春\nB、夏", "题目", {"A": "春", "B": "夏"}),
+        ("没有选项的题目", "没有选项的题目", {}),
+    ],
+)
+def test_options_are_split_out_of_the_question(text, stem, options):
+    assert parse_options(text) == (stem, options)
+
+
+def test_grades_come_from_file_names():
+    assert grade_of("小学数学公式") == "primary"
+    assert grade_of("senior_physics") == "senior"
+    assert grade_of("grade7_math") == "grade 7"
+    assert grade_of("七年级语文") == "grade 七"
+    assert grade_of("课堂对话分类") is None
+
+
+def test_a_broken_line_is_one_error_with_file_and_line(tmp_path):
+    (tmp_path / "1_memory").mkdir()
+    (tmp_path / "1_memory" / "t.jsonl").write_text('{"ques_content": "x"}\n{oops\n', "utf-8")
+    with pytest.raises(InputError, match=r"t\.jsonl:2: invalid JSON"):
+        read_edueval(tmp_path)
+
+
+def test_taxonomy_levels_and_router_guide():
+    assert level("1_memory").id == "memory" and level("伦理").id == "ethics"
+    assert level("Creativity").dok == (4,)
+    guide = router_guide()
+    assert "dominant cognitive operation" in guide and "creativity" in guide
+
+
+def _item(n, prompt, answer="A", task="t", options=None):
+    return EduItem(
+        id=f"i{n}", task=task, level="memory", subject="s", grade="g", prompt=prompt,
+        options=options or {"A": "1", "B": "2", "C": "3", "D": "4"}, answer=answer,
+        explanation=None, difficulty=None, metric="accuracy", shape="mc", source=f"f:{n}",
+    )  # fmt: skip
+
+
+def test_minhash_removes_the_planted_near_duplicate_and_keeps_distinct_items():
+    result = read_edueval(MINI)
+    kept, removed = dedup(result.items)
+    assert [r["id"] for r in removed] == [result.items[6].id]
+    assert removed[0]["duplicates"] == result.items[5].id and removed[0]["jaccard"] >= 0.85
+    assert len(kept) == len(result.items) - 1
+
+
+def test_difficulty_and_anomaly_flags():
+    assert difficulty_flags({"a": 1.0, "b": 0.0, "c": 0.5}) == {"a": "too_easy", "b": "too_hard"}
+    skewed = [_item(n, f"题目{n}的内容是关于第{n}个知识点") for n in range(12)]
+    flags = anomaly_flags(skewed)
+    assert len(flags) == 12 and all("skewed" in r[0] for r in flags.values())
+    balanced = [_item(n, f"题目{n}的内容是关于第{n}个知识点", "ABCD"[n % 4]) for n in range(12)]
+    assert anomaly_flags(balanced) == {}
+    outlier = balanced + [_item(99, "很长" * 400, "B")]
+    assert "i99" in anomaly_flags(outlier)
+    assert json.dumps(skewed[0].record(), ensure_ascii=False)
