@@ -363,7 +363,8 @@ def judge_scores(run_dir: str | Path, model: str | None = None) -> JudgeScores:
     by_model: dict[str, list[dict[str, Any]]] = {}
     try:
         for record in iter_jsonl(path):
-            if record.get("scores", {}).get("judge_total") is not None:
+            judged = record.get("scores", {}).get("judge_total") is not None
+            if judged and not record.get("invalid"):  # a failed judgment has no score to compare
                 by_model.setdefault(str(record.get("model")), []).append(record)
     except json.JSONDecodeError as exc:
         raise RunError(

@@ -113,7 +113,7 @@ class Summary:
 
 def headline_metric(spec: TaskSpec | None, scores: dict[str, float]) -> str:
     """The metric a task is summarised by (the task's own, else the item's first)."""
-    if spec is not None and spec.headline in scores:
+    if spec is not None and (spec.headline in scores or spec.aggregate is not None):
         return spec.headline
     return next(iter(scores), "acc")
 

@@ -31,7 +31,7 @@ from ..sources.grammar_items import read_grammar_items
 from ..tasks.registry import BankBuilderSpec, BuildResources, get_builder
 from ..versions import package_versions
 from .build_graph import AgentStage, BuildContext, build_graph
-from .recipe import Recipe, load_recipe
+from .recipe import Recipe, load_recipe, recipe_path, recipe_source
 from .review import apply_decisions, read_review, review_queue, write_review
 
 SOURCES = {"grammar-table": read_grammar_table, "grammar-items": read_grammar_items}
@@ -123,7 +123,12 @@ async def run_build(
 ) -> BuildResult:
     """Build a dataset; see the module docstring."""
     progress = progress or SilentProgress()
-    recipe, recipe_path = load_recipe(recipe_name)
+    path = recipe_path(recipe_name)
+    if recipe_source(path) == "edueval":  # exam items, not a grammar source: its own pipeline
+        from .edu_build import run_edu_build
+
+        return await run_edu_build(path, options, progress)  # type: ignore[return-value]
+    recipe, recipe_path_ = load_recipe(recipe_name)
     points = SOURCES[recipe.source](options.source)
     if options.limit is not None:
         points = points[: options.limit]
@@ -158,7 +163,7 @@ async def run_build(
         models=sorted(models),
         seed=seed,
         versions=package_versions(),
-        hashes={"recipe": file_hash(recipe_path), "source": _sha256(options.source)},
+        hashes={"recipe": file_hash(recipe_path_), "source": _sha256(options.source)},
         started=now_iso(),
         source={"path": str(options.source), "points": len(points)},
         agents="on" if options.agents else "off",
@@ -200,7 +205,7 @@ async def run_build(
         failed=sum(counts.get("failed", 0) for counts in tallies.values()),
     )
     manifest.stages = tallies
-    write_atomic(folder.file("recipe.yaml"), recipe_path.read_text(encoding="utf-8"))
+    write_atomic(folder.file("recipe.yaml"), recipe_path_.read_text(encoding="utf-8"))
     write_jsonl_atomic(folder.file("points.jsonl"), points)
     if state.get("failures"):
         write_jsonl_atomic(folder.file("failures.jsonl"), state["failures"])

@@ -218,7 +218,9 @@ async def run_eval(
         },
         tasks=per_task,
         random_baselines=_random_baselines(items, tasks),
-        no_gold=dict(Counter(i.task for i in items if i.answer is None)),
+        no_gold=dict(
+            Counter(i.task for i in items if i.answer is None and not _judged_task(i, tasks))
+        ),
         judge={"model": judge.label, "requests_sent": 0, "cache_hits": 0} if judge else None,
     )
     manifest.hashes.update({f"rubrics/{r.id}": r.hash for r in rubrics})
@@ -289,6 +291,10 @@ async def _evaluate_model(
         )
     finally:
         await model.backend.aclose()
+
+
+def _judged_task(item: Item, tasks: dict[str, TaskSpec]) -> bool:
+    return bool(item.meta.get("rubric") or tasks[item.task].rubric)
 
 
 def _rubrics(items: list[Item], tasks: dict[str, TaskSpec]) -> list[Any]:

@@ -304,9 +304,9 @@ async def judge_one(judge: Model, rubric_name: str, task_input: str, answer: str
 
 def _judged(verdict: dict[str, Any], answer: str) -> tuple[ItemScore, bool]:
     details = {"judge": verdict, "answer_chars": len(answer)}
-    if "total" not in verdict:
-        return ItemScore({}, details), True
     lo, hi = verdict["scale"]
+    if "total" not in verdict:  # no valid judgment: counted as invalid, scored as the minimum
+        return ItemScore({"judge_pct": 0.0, "judge_total": lo}, details), True
     total = verdict["total"]
     pct = 100.0 * (total - lo) / (hi - lo) if hi > lo else 0.0
     return ItemScore({"judge_pct": pct, "judge_total": total}, details), False

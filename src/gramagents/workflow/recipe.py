@@ -191,15 +191,25 @@ class RecipeChecker:
         return self.fail(loc, error["msg"])
 
 
-def load_recipe(name_or_path: str) -> tuple[Recipe, Path]:
-    """Load and check a recipe given as a path or a name (`cpg` means `graphs/cpg.yaml`)."""
+def recipe_path(name_or_path: str) -> Path:
+    """The file of a recipe given as a path or a name (`cpg` means `graphs/cpg.yaml`)."""
     candidate = Path(name_or_path)
     if candidate.is_file():
-        path = candidate
-    elif not candidate.suffix:
-        path = resources.find("graphs", f"{name_or_path}.yaml")
-    else:
-        raise InputError(candidate, "recipe file not found")
+        return candidate
+    if not candidate.suffix:
+        return resources.find("graphs", f"{name_or_path}.yaml")
+    raise InputError(candidate, "recipe file not found")
+
+
+def recipe_source(path: Path) -> Any:
+    """The `source` a recipe file names (which pipeline builds it), read without checks."""
+    data, _ = _text.load_yaml_with_lines(path, _text.read_utf8(path))
+    return data.get("source") if isinstance(data, dict) else None
+
+
+def load_recipe(name_or_path: str) -> tuple[Recipe, Path]:
+    """Load and check a recipe given as a path or a name (`cpg` means `graphs/cpg.yaml`)."""
+    path = recipe_path(name_or_path)
     data, lines = _text.load_yaml_with_lines(path, _text.read_utf8(path))
     checker = RecipeChecker(path, data, lines)
     if not isinstance(data, dict):

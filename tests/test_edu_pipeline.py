@@ -1,0 +1,117 @@
+"""EduEval end to end: build (standardize, optimize, route, QC) and eval on the mini layout."""
+
+import asyncio
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from gramagents.models.scripted import ScriptedBackend
+from gramagents.runtime.rundir import RunFolder
+from gramagents.workflow.build import BuildOptions, run_build
+from gramagents.workflow.edu_build import import_edu_review
+from gramagents.workflow.eval import EvalOptions, run_eval
+
+MINI = Path(__file__).resolve().parent.parent / "examples" / "edu"
+
+
+def agent(request):
+    """A scripted agent model answering each EduEval agent prompt in kind."""
+    text = request.messages[-1].content
+    if "规则解析失败" in text:  # standardization
+        return json.dumps(
+            {"question": "下列哪位是唐朝诗人？", "options": {"A": "李白", "B": "苏轼", "C": "鲁迅",
+             "D": "老舍"}, "answer": "A", "explanation": "李白是唐朝诗人。"},
+            ensure_ascii=False,
+        )  # fmt: skip
+    if "干扰选项" in text:  # distractors
+        return json.dumps({"options": ["错误选项甲", "错误选项乙"], "reason": "常见误解"})
+    if "待检查的选项" in text:  # distractor back-check
+        return json.dumps({"correct": False, "reason": "与正确答案不同"})
+    if "两步原则" in text:  # router
+        return json.dumps({"level": "memory", "secondary": [], "dok": 1, "reason": "回忆"})
+    return "A"  # baseline answers for the difficulty calibration
+
+
+ScriptedBackend.register("edu-agent", agent)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    work = tmp_path_factory.mktemp("edu")
+    recipe = work / "edu.yaml"
+    text = (Path(__file__).resolve().parent.parent / "graphs" / "edu.yaml").read_text("utf-8")
+    recipe.write_text(text.replace("models: [smollm2]", "models: [scripted:edu-agent]"), "utf-8")
+    options = BuildOptions(
+        source=MINI,
+        agent_model="scripted:edu-agent",
+        run_dir=work / "build",
+        cache_path=work / "cache.sqlite",
+    )
+    return work, asyncio.run(run_build(str(recipe), options))
+
+
+def test_build_standardizes_routes_and_checks_quality(built):
+    work, result = built
+    stages = result.manifest.stages
+    assert stages["ingest"]["unparsed"] == 1
+    assert stages["standardize"] == {"asked": 1, "fixed": 1, "failed": 0}
+    assert stages["optimize"]["completed"] == 2  # both 3-option items now have 4 options
+    assert stages["dedup"]["removed"] == 1
+    assert stages["route"]["routed"] == 43 and stages["route"]["flagged"] > 0
+    assert stages["calibrate"]["checked"] > 0 and stages["calibrate"]["flagged"] > 0
+    items = [json.loads(x) for x in (work / "build" / "dataset.jsonl").read_text().splitlines()]
+    mc = [i for i in items if i["task"].startswith("EDU-MC")]
+    assert all(len(i["meta"]["options"]) == 4 for i in mc)
+    fixed = [i for i in items if "李白" in json.dumps(i["prompt"], ensure_ascii=False)]
+    assert fixed and fixed[0]["answer"] == "A"
+    tasks = {i["task"] for i in items}
+    assert {"EDU-MC", "EDU-MC-3SHOT", "EDU-DIALOGUE", "EDU-ESSAY", "EDU-TEXT", "EDU-QG",
+            "EDU-TD", "EDU-TW"} <= tasks  # fmt: skip
+    review = list(csv.DictReader((work / "build" / "review.csv").open(encoding="utf-8")))
+    assert any("level:" in r["flags"] for r in review)
+
+
+def test_review_round_trip_rejects_and_relabels(built):
+    work, result = built
+    path = work / "build" / "review.csv"
+    rows = list(csv.DictReader(path.open(encoding="utf-8")))
+    rows[0].update(decision="reject", reviewer="王老师")
+    rows[1].update(decision="edit", new_level="reasoning", reviewer="王老师")
+    edited = work / "reviewed.csv"
+    with edited.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    folder = RunFolder.open(work / "build", "build")
+    counts = import_edu_review(folder, edited)
+    assert counts["rejected"] >= 1 and counts["edited"] >= 1
+    items = [json.loads(x) for x in (work / "build" / "dataset.jsonl").read_text().splitlines()]
+    assert not [i for i in items if i["id"].split("@")[0] == rows[0]["item_id"]]
+    relabelled = [i for i in items if i["id"].split("@")[0] == rows[1]["item_id"]]
+    assert relabelled and relabelled[0]["meta"]["level"] == "reasoning"
+    assert relabelled[0]["meta"]["review"]["reviewer"] == "王老师"
+
+
+@pytest.mark.slow
+def test_eval_on_the_embedded_model_gives_every_metric_type(built, tmp_path):
+    work, _ = built
+    options = EvalOptions(
+        models=["smollm2"], judge="smollm2", run_dir=tmp_path / "eval", limit=1,
+        cache_path=work / "cache.sqlite",
+    )  # fmt: skip
+    result = asyncio.run(run_eval(work / "build", options))
+    assert result.manifest.status == "complete"
+    rows = json.loads((tmp_path / "eval" / "summary.json").read_text())
+    metrics: dict[str, set[str]] = {}
+    for row in rows:
+        metrics.setdefault(row["task"], set()).add(row["metric"])
+    assert "acc" in metrics["EDU-MC"] and "acc" in metrics["EDU-DIALOGUE"]
+    assert "rouge_l" in metrics["EDU-TEXT"]
+    assert {"qwk", "rmse", "pearson"} <= metrics["EDU-ESSAY"]
+    for judged in ("EDU-QG", "EDU-TD", "EDU-TW"):
+        assert "judge_pct" in metrics[judged]
+    assert result.manifest.judge["requests_sent"] >= 3
+    report = (tmp_path / "eval" / "report.md").read_text(encoding="utf-8")
+    assert "## Scores by level" in report
