@@ -113,7 +113,7 @@ def graph(dataset: Path, out: Path) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=40_000)
-    parser.add_argument("--repeat", type=int, default=2, help="runs of each side; best counts")
+    parser.add_argument("--repeat", type=int, default=5, help="runs of each side; best counts")
     args = parser.parse_args()
 
     from gramagents.models.scripted import ScriptedBackend
