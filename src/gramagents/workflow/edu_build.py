@@ -739,7 +739,7 @@ async def run_edu_build(
         items=len(dataset),
         requests_sent=sum(m.stats.requests_sent for m in models),
         cache_hits=sum(m.stats.cache_hits for m in models),
-        failed=len(state.get("failures", [])),
+        failed=sum(1 for f in state.get("failures", []) if f.get("stage") != "dedup"),
     )
     manifest.stages = ctx.tally.stages
     manifest.tasks = dict(Counter(i.task for i in dataset))
