@@ -249,24 +249,29 @@ def rubric_of(item: Item, tasks: dict[str, TaskSpec]) -> str | None:
 async def judge_answers(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
     """Have the rubric judge score the answers of judged tasks (others pass through)."""
     ctx = _context(config)
+    items = state["items"]
+    verdicts: list[dict[str, Any] | None] = [None] * len(items)
+    if not any(spec.rubric for spec in ctx.tasks.values()) and not any(
+        "rubric" in item.meta for item in items
+    ):
+        return {"judgments": verdicts}  # nothing in this chunk is judged
+    at: list[int] = []
     jobs: list[Any] = []
-    for item, request, generation in zip(
-        state["items"], state["requests"], state["generations"], strict=True
+    for index, (item, request, generation) in enumerate(
+        zip(items, state["requests"], state["generations"], strict=True)
     ):
         name = rubric_of(item, ctx.tasks)
         if name is None or generation is None or generation.error is not None:
-            jobs.append(_nothing_one())
             continue
         if ctx.judge is None:
             raise GramagentsError(f"task {item.task} is judged: give a judge with --judge SPEC")
         assert request is not None
         task_input = str(item.prompt.vars.get("task_input") or request.messages[-1].content)
+        at.append(index)
         jobs.append(judge_one(ctx.judge, name, task_input, generation.text))
-    return {"judgments": list(await asyncio.gather(*jobs))}
-
-
-async def _nothing_one() -> None:
-    return None
+    for index, verdict in zip(at, await asyncio.gather(*jobs), strict=True):
+        verdicts[index] = verdict
+    return {"judgments": verdicts}
 
 
 async def judge_one(judge: Model, rubric_name: str, task_input: str, answer: str) -> dict[str, Any]:
