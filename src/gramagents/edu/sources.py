@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..sources._text import read_utf8
+from ..sources._text import parse_json_line, read_utf8
 from .taxonomy import level as find_level
 
 DIFFICULTY = {"易": 1, "容易": 1, "较易": 2, "一般": 3, "中档": 3, "较难": 4, "难": 5, "困难": 5}
@@ -187,13 +187,7 @@ def _read_file(path: Path, level: str, task: str, result: ReadResult) -> None:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            message = f"invalid JSON ({exc.msg} at column {exc.colno})"
-            raise InputError(path, message, line=number) from None
-        if not isinstance(record, dict):
-            raise InputError(path, "each line must be a JSON object", line=number)
+        record = parse_json_line(path, number, line)
         shape = _shape(record, path.stem)
         where = f"{path}:{number}"
         if shape is None:

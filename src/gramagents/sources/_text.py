@@ -35,20 +35,24 @@ def read_utf8(path: Path) -> str:
         ) from None
 
 
+def parse_json_line(path: Path, number: int, line: str) -> dict[str, Any]:
+    """The JSON object on line `number` of `path`, or the one-line error saying what is wrong."""
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            path, f"invalid JSON ({exc.msg} at column {exc.colno})", line=number
+        ) from None
+    if not isinstance(obj, dict):
+        raise InputError(path, "each line must be a JSON object", line=number)
+    return obj
+
+
 def iter_jsonl(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, object) for each non-blank line of a JSONL text."""
     for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                path, f"invalid JSON ({exc.msg} at column {exc.colno})", line=number
-            ) from None
-        if not isinstance(obj, dict):
-            raise InputError(path, "each line must be a JSON object", line=number)
-        yield number, obj
+        if line.strip():
+            yield number, parse_json_line(path, number, line)
 
 
 def iter_csv(

@@ -70,14 +70,7 @@ def read_dataset(path: str | Path, fmt: str = "gramagents") -> Dataset:
 
 def _item_or_error(path: Path, line: int, raw: str) -> Item:
     """The item on `line`, or the one-line error that names what is wrong with it."""
-    try:
-        obj = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            path, f"invalid JSON ({exc.msg} at column {exc.colno})", line=line
-        ) from None
-    if not isinstance(obj, dict):
-        raise InputError(path, "each line must be a JSON object", line=line)
+    obj = _text.parse_json_line(path, line, raw)
     try:
         return Item.model_validate(obj)
     except ValidationError as exc:

@@ -22,6 +22,7 @@ from typing import Any
 from ..errors import InputError
 from ..records import GrammarPoint, MinimalPair, SourceRef
 from . import _text
+from .grammar_table import check_unique_ids
 
 LEVELS = ("A1", "A2", "B1", "B2", "C1", "C2")
 REQUIRED = ("id", "level", "name")
@@ -55,18 +56,7 @@ def read_grammar_items(path: str | Path) -> list[GrammarPoint]:
         items = [_item(path, line, record) for line, record in records]
     if not items:
         raise InputError(path, "no grammar items found", line=1)
-    first: dict[str, int] = {}
-    for item in items:
-        line = item.source[0].line
-        if item.id in first:
-            raise InputError(
-                path,
-                f"duplicate id '{item.id}' (first on line {first[item.id]})",
-                line=line,
-                field="id",
-            )
-        first[item.id] = line
-    return items
+    return check_unique_ids(items, path)
 
 
 def _text_field(record: dict[str, Any], name: str, path: Path, line: int) -> str:

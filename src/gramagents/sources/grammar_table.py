@@ -126,7 +126,8 @@ def _point_from_record(record: dict[str, Any], path: Path, line: int) -> Grammar
     )
 
 
-def _check_unique(points: list[GrammarPoint], path: Path) -> list[GrammarPoint]:
+def check_unique_ids(points: list[GrammarPoint], path: Path) -> list[GrammarPoint]:
+    """`points`, or the error naming the line of the first repeated id."""
     first: dict[str, int] = {}
     for point in points:
         line = point.source[0].line
@@ -143,7 +144,7 @@ def _check_unique(points: list[GrammarPoint], path: Path) -> list[GrammarPoint]:
 
 def _read_jsonl(path: Path, text: str) -> list[GrammarPoint]:
     points = [_point_from_record(obj, path, line) for line, obj in _text.iter_jsonl(path, text)]
-    return _check_unique(points, path)
+    return check_unique_ids(points, path)
 
 
 def _read_yaml(path: Path, text: str) -> list[GrammarPoint]:
@@ -159,7 +160,7 @@ def _read_yaml(path: Path, text: str) -> list[GrammarPoint]:
         if not isinstance(record, dict):
             raise InputError(path, f"entry {index + 1} is not a mapping", line=None)
         points.append(_point_from_record(record, path, lines.get(id(record), 1)))
-    return _check_unique(points, path)
+    return check_unique_ids(points, path)
 
 
 def _read_csv(path: Path, text: str) -> list[GrammarPoint]:
