@@ -93,3 +93,23 @@ def test_a_broken_rubric_stops_the_eval_with_one_line(in_tmp):
     dataset = judged_dataset(in_tmp / "dataset.jsonl")
     with pytest.raises(InputError, match="question-generation.md"):
         evaluate(dataset, in_tmp / "broken")
+
+
+def down(request):
+    raise ConnectionError("judge server down")
+
+
+ScriptedBackend.register("judge-down", down)
+
+
+def test_an_unreachable_judge_leaves_the_items_to_be_judged_on_resume(in_tmp):
+    dataset = judged_dataset(in_tmp / "dataset.jsonl")
+    options = EvalOptions(
+        models=["scripted:edu-writer"], judge="scripted:judge-down", run_dir=in_tmp / "r"
+    )
+    manifest = asyncio.run(run_eval(dataset, options)).manifest
+    assert manifest.status == "partial" and manifest.counts.failed == 5
+    assert not (in_tmp / "r" / "scores.jsonl").read_text().strip()
+    resumed = evaluate(dataset, in_tmp / "r").manifest  # the judge is back
+    assert resumed.status == "complete" and resumed.judge["requests_sent"] == 5
+    assert resumed.counts.requests_sent == 5  # the answers themselves are not asked again

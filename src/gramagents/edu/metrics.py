@@ -1,11 +1,16 @@
-"""EduEval metrics (Table 1): choice extraction, ROUGE-L, RMSE, QWK and Pearson; middle cut."""
+"""EduEval metrics (Table 1): answer extraction, ROUGE-L and RMSE.
+
+QWK and Pearson are `edu.statistics.quadratic_kappa` and `edu.statistics.pearson`, shared
+with the agreement statistics; prompts too long for a local model are cut in the middle by
+the backend (`models.hf`).
+"""
 
 from __future__ import annotations
 
 import math
 import re
 from collections.abc import Sequence
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
@@ -114,51 +119,3 @@ def rmse(predicted: Sequence[float], gold: Sequence[float]) -> float:
     if not gold:
         return 0.0
     return math.sqrt(sum((p - g) ** 2 for p, g in zip(predicted, gold, strict=True)) / len(gold))
-
-
-def pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
-    """Pearson's r; None when either side is constant."""
-    n = len(x)
-    if n < 2:
-        return None
-    mx, my = sum(x) / n, sum(y) / n
-    sx = math.sqrt(sum((a - mx) ** 2 for a in x))
-    sy = math.sqrt(sum((b - my) ** 2 for b in y))
-    if sx == 0 or sy == 0:
-        return None
-    return sum((a - mx) * (b - my) for a, b in zip(x, y, strict=True)) / (sx * sy)
-
-
-def qwk(a: Sequence[int], b: Sequence[int]) -> float:
-    """Quadratic weighted kappa between two integer ratings (categories: those that occur)."""
-    labels = sorted(set(a) | set(b))
-    if len(labels) < 2:
-        return 1.0 if list(a) == list(b) else 0.0
-    index = {v: i for i, v in enumerate(labels)}
-    k = len(labels)
-    observed = [[0.0] * k for _ in range(k)]
-    for x, y in zip(a, b, strict=True):
-        observed[index[x]][index[y]] += 1
-    n = len(a)
-    rows = [sum(r) for r in observed]
-    cols = [sum(observed[i][j] for i in range(k)) for j in range(k)]
-    num = den = 0.0
-    for i in range(k):
-        for j in range(k):
-            weight = (i - j) ** 2 / (k - 1) ** 2
-            num += weight * observed[i][j]
-            den += weight * rows[i] * cols[j] / n
-    return 1.0 - num / den if den else 1.0
-
-
-S = TypeVar("S", str, list)  # type: ignore[type-arg]
-
-
-def middle_cut(value: S, limit: int) -> S:
-    """Cut from the middle so that the head and the tail (instruction and question) stay."""
-    if limit <= 0:
-        return value[:0]
-    if len(value) <= limit:
-        return value
-    head = limit // 2
-    return value[:head] + value[len(value) - (limit - head) :]

@@ -211,30 +211,18 @@ def _dimensions(path: Path, value: Any, line: int, lines: dict[Any, int]) -> tup
         def line_of(field: str, item: dict[str, Any] = item, here: int = here) -> int:
             return lines.get((id(item), field), here)
 
+        def bad_name(message: str, line: int = line_of("name")) -> InputError:
+            return InputError(path, message, line=line, field="name")
+
         name = item.get("name")
         if not isinstance(name, str) or not name.strip():
-            raise InputError(
-                path,
-                f"dimension {index} needs a non-empty name",
-                line=line_of("name"),
-                field="name",
-            )
+            raise bad_name(f"dimension {index} needs a non-empty name")
         name = name.strip()
         if name in RESERVED_NAMES:
-            raise InputError(
-                path,
-                f"'{name}' is reserved for the judge's reply; rename the dimension",
-                line=line_of("name"),
-                field="name",
-            )
+            raise bad_name(f"'{name}' is reserved for the judge's reply; rename the dimension")
         folded = name.casefold()
         if folded in seen:
-            raise InputError(
-                path,
-                f"duplicate dimension name '{name}' (first at line {seen[folded]})",
-                line=line_of("name"),
-                field="name",
-            )
+            raise bad_name(f"duplicate dimension name '{name}' (first at line {seen[folded]})")
         seen[folded] = line_of("name")
         points = item.get("points")
         if not _is_number(points) or points <= 0:

@@ -47,6 +47,9 @@ class Structured(Generic[T]):
     attempts: int = 0
     raw: list[str] = field(default_factory=list)
     """Every completion the model gave, in order (re-asks included)."""
+    unreachable: bool = False
+    """The model could not be reached (after the transport's retries): asking again later may
+    succeed, unlike output that stayed invalid."""
 
     @property
     def ok(self) -> bool:
@@ -211,11 +214,18 @@ class Model:
             )
         except InstructorRetryException as exc:
             cause = exc.__cause__
-            if isinstance(cause, TransportFailure):
+            unreachable = isinstance(cause, TransportFailure)
+            if unreachable:
                 reason = f"transport: {cause}"
             else:
                 reason = f"invalid output after {exc.n_attempts} attempts: {_first_line(cause)}"
-            return Structured(value=None, error=reason, attempts=exc.n_attempts, raw=raw)
+            return Structured(
+                value=None,
+                error=reason,
+                attempts=exc.n_attempts,
+                raw=raw,
+                unreachable=unreachable,
+            )
         return Structured(value=value, attempts=len(raw), raw=raw)
 
 

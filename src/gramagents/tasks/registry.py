@@ -66,6 +66,11 @@ def _load_builtin() -> None:
     from . import cpg, edu, gec, pairs  # noqa: F401 - register the packaged tasks and builders
 
 
+def rubric_of(item: Item, tasks: dict[str, TaskSpec]) -> str | None:
+    """The rubric an item's answer is judged with (its own `meta.rubric`, else its task's)."""
+    return item.meta.get("rubric") or tasks[item.task].rubric
+
+
 def get_task(name: str) -> TaskSpec | None:
     """The task called `name`, if any."""
     _load_builtin()

@@ -49,6 +49,7 @@ from ..runtime.cache import NullCache, ResponseCache
 from ..runtime.paths import default_cache_path
 from ..runtime.rundir import RunFolder, now_iso, write_atomic, write_jsonl_atomic
 from ..sources import _text
+from ..sources.datasets import read_dataset
 from ..templates import load_prompt
 from ..versions import package_versions
 from .recipe import RecipeChecker
@@ -369,25 +370,34 @@ async def optimize(state: EduState, config: RunnableConfig) -> dict[str, Any]:
             for item in short
         ]
     )
-    completed = 0
+    # Every proposed distractor of every item is back-checked at once.
+    check_stage = AgentStage(prompt=stage.check_prompt, max_tokens=96)
+    candidates: list[list[str]] = []
+    checks: list[Any] = []
     for item, proposal in zip(short, proposals, strict=True):
-        fresh = [
-            o.strip()
-            for o in (proposal.value.options if proposal.value else [])
-            if o.strip() and o.strip() not in item.options.values()
-        ]
-        kept: list[str] = []
-        for option in fresh:
-            if len(item.options) + len(kept) >= stage.options:
-                break
-            check = await _ask(
+        fresh = list(
+            dict.fromkeys(
+                o.strip()
+                for o in (proposal.value.options if proposal.value else [])
+                if o.strip() and o.strip() not in item.options.values()
+            )
+        )
+        candidates.append(fresh)
+        answer = item.options[item.answer]
+        checks += [
+            _ask(
                 ctx,
-                AgentStage(prompt=stage.check_prompt, max_tokens=96),
-                {"question": item.prompt, "answer": item.options[item.answer], "option": option},
+                check_stage,
+                {"question": item.prompt, "answer": answer, "option": o},
                 DistractorCheck,
             )
-            if check.value is not None and not check.value.correct:
-                kept.append(option)
+            for o in fresh
+        ]
+    verdicts = iter(await _bounded(checks))
+    completed = 0
+    for item, fresh in zip(short, candidates, strict=True):
+        wrong = [o for o in fresh if (v := next(verdicts).value) is not None and not v.correct]
+        kept = wrong[: stage.options - len(item.options)]
         letters = [chr(ord("A") + k) for k in range(len(item.options) + len(kept))]
         if len(item.options) + len(kept) == stage.options:
             item.options = {
@@ -835,7 +845,7 @@ def import_edu_review(folder: RunFolder, review: Path) -> dict[str, int]:
         if decision:
             decisions[row["item_id"]] = row
     path = folder.file("dataset.jsonl")
-    items = [Item.model_validate(r) for r in _iter(path)]
+    items = read_dataset(path).items
     kept: list[Item] = []
     counts = Counter()
     for item in items:
@@ -863,12 +873,6 @@ def import_edu_review(folder: RunFolder, review: Path) -> dict[str, int]:
         kept.append(item)
     write_jsonl_atomic(path, kept)
     return dict(counts)
-
-
-def _iter(path: Path) -> Any:
-    from ..runtime.rundir import iter_jsonl
-
-    return iter_jsonl(path)
 
 
 def _report(manifest: RunManifest) -> str:

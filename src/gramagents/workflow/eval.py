@@ -31,6 +31,7 @@ from ..runtime.rundir import RunFolder, iter_jsonl, now_iso, repair_jsonl
 from ..sources.answers import apply_answer_file
 from ..sources.datasets import Dataset, read_dataset
 from ..tasks import TaskSpec, get_task
+from ..tasks.registry import rubric_of
 from ..templates import load_prompt
 from ..versions import package_versions
 
@@ -219,11 +220,11 @@ async def run_eval(
         tasks=per_task,
         random_baselines=_random_baselines(items, tasks),
         no_gold=dict(
-            Counter(i.task for i in items if i.answer is None and not _judged_task(i, tasks))
+            Counter(i.task for i in items if i.answer is None and not rubric_of(i, tasks))
         ),
         judge={"model": judge.label, "requests_sent": 0, "cache_hits": 0} if judge else None,
     )
-    manifest.hashes.update({f"rubrics/{r.id}": r.hash for r in rubrics})
+    manifest.hashes.update({f"rubrics/{r.id}": r.hash for r in rubrics.values()})
     folder.write_manifest(manifest)
     writer = RecordWriter(folder)
     writer.resume()
@@ -243,6 +244,7 @@ async def run_eval(
                         progress,
                         lambda: write_eval_report(folder, manifest, writer.summary.summary()),
                         judge,
+                        rubrics,
                     )
     except BaseException as exc:
         failure = exc
@@ -268,6 +270,7 @@ async def _evaluate_model(
     progress: ProgressSink,
     report: Callable[[], object],
     judge: Model | None = None,
+    rubrics: dict[str, Any] | None = None,
 ) -> None:
     from .eval_graph import EvalContext, eval_graph  # langgraph: imported only when needed
 
@@ -279,6 +282,7 @@ async def _evaluate_model(
         advance=progress.advance,
         report=report,
         judge=judge,
+        rubrics=rubrics or {},
     )
     try:
         await eval_graph().ainvoke(
@@ -293,22 +297,12 @@ async def _evaluate_model(
         await model.backend.aclose()
 
 
-def _judged_task(item: Item, tasks: dict[str, TaskSpec]) -> bool:
-    return bool(item.meta.get("rubric") or tasks[item.task].rubric)
-
-
-def _rubrics(items: list[Item], tasks: dict[str, TaskSpec]) -> list[Any]:
-    """The rubrics the items' answers are judged with (loaded: a broken one fails here)."""
+def _rubrics(items: list[Item], tasks: dict[str, TaskSpec]) -> dict[str, Any]:
+    """The rubrics the items' answers are judged with, by name (a broken one fails here)."""
     from ..edu.rubric import find_rubric
 
-    names = sorted(
-        {
-            str(i.meta.get("rubric") or tasks[i.task].rubric)
-            for i in items
-            if i.meta.get("rubric") or tasks[i.task].rubric
-        }
-    )
-    return [find_rubric(name) for name in names]
+    names = sorted({name for item in items if (name := rubric_of(item, tasks))})
+    return {name: find_rubric(name) for name in names}
 
 
 def _random_baselines(items: list[Item], tasks: dict[str, TaskSpec]) -> dict[str, float]:

@@ -15,15 +15,14 @@ from __future__ import annotations
 import asyncio
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Annotated, Any, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
-from ..errors import GramagentsError
 from ..models.model import Model
 from ..records import (
     ChatRequest,
@@ -40,7 +39,11 @@ from ..runtime.memory import collector_paused, keep_out_of_collection
 from ..scoring.extract import Extraction, extract
 from ..scoring.metrics import ItemScore, score_item
 from ..tasks import TaskSpec
+from ..tasks.registry import rubric_of
 from ..templates import PromptTemplate, load_prompt
+
+if TYPE_CHECKING:
+    from ..edu.rubric import Rubric
 
 SCORE_META_KEYS = ("point", "name", "category", "level", "language", "position")
 
@@ -92,6 +95,8 @@ class EvalContext:
     report: Callable[[], object]
     judge: Model | None = None
     """The rubric judge, when some task is judged."""
+    rubrics: dict[str, Rubric] = field(default_factory=dict)
+    """The rubrics of the judged items, by the name items and tasks give (loaded once)."""
 
 
 def _context(config: RunnableConfig) -> EvalContext:
@@ -241,20 +246,13 @@ async def extract_answers(state: ChunkState, config: RunnableConfig) -> dict[str
     return {"extractions": extractions}
 
 
-def rubric_of(item: Item, tasks: dict[str, TaskSpec]) -> str | None:
-    """The rubric an item's answer is judged with, if any."""
-    return item.meta.get("rubric") or tasks[item.task].rubric
-
-
 async def judge_answers(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
     """Have the rubric judge score the answers of judged tasks (others pass through)."""
     ctx = _context(config)
     items = state["items"]
     verdicts: list[dict[str, Any] | None] = [None] * len(items)
-    if not any(spec.rubric for spec in ctx.tasks.values()) and not any(
-        "rubric" in item.meta for item in items
-    ):
-        return {"judgments": verdicts}  # nothing in this chunk is judged
+    if ctx.judge is None:
+        return {"judgments": verdicts}  # nothing in this run is judged
     at: list[int] = []
     jobs: list[Any] = []
     for index, (item, request, generation) in enumerate(
@@ -263,26 +261,23 @@ async def judge_answers(state: ChunkState, config: RunnableConfig) -> dict[str, 
         name = rubric_of(item, ctx.tasks)
         if name is None or generation is None or generation.error is not None:
             continue
-        if ctx.judge is None:
-            raise GramagentsError(f"task {item.task} is judged: give a judge with --judge SPEC")
         assert request is not None
         task_input = str(item.prompt.vars.get("task_input") or request.messages[-1].content)
         at.append(index)
-        jobs.append(judge_one(ctx.judge, name, task_input, generation.text))
+        jobs.append(judge_one(ctx.judge, ctx.rubrics[name], task_input, generation.text))
     for index, verdict in zip(at, await asyncio.gather(*jobs), strict=True):
         verdicts[index] = verdict
     return {"judgments": verdicts}
 
 
-async def judge_one(judge: Model, rubric_name: str, task_input: str, answer: str) -> dict[str, Any]:
+async def judge_one(judge: Model, rubric: Rubric, task_input: str, answer: str) -> dict[str, Any]:
     """One judgment: every dimension of the rubric scored at temperature 0.
 
     A total that does not add up is re-asked; the rubric's content hash is part of the
     request, hence of its cache key, so an edited rubric is judged afresh.
     """
-    from ..edu.rubric import JUDGE_PROMPT, find_rubric, judge_messages, judgment_model
+    from ..edu.rubric import JUDGE_PROMPT, judge_messages, judgment_model
 
-    rubric = find_rubric(rubric_name)
     template = load_prompt(JUDGE_PROMPT)
     outcome = await judge.structured(
         [Message(**m) for m in judge_messages(rubric, task_input, answer)],
@@ -300,6 +295,7 @@ async def judge_one(judge: Model, rubric_name: str, task_input: str, answer: str
     }
     if outcome.value is None:
         verdict["error"] = outcome.error or "no judgment"
+        verdict["unreachable"] = outcome.unreachable
         return verdict
     verdict["dimensions"] = outcome.value.dimension_scores()
     verdict["total"] = float(outcome.value.total)
@@ -372,7 +368,7 @@ async def score(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
         responses.append(response)
         if response.error is not None:
             continue  # a failure is re-asked when the run is resumed; it has no score
-        if verdict is not None and str(verdict.get("error", "")).startswith("transport"):
+        if verdict is not None and verdict.get("unreachable"):
             continue  # the judge could not be reached: judged again when the run is resumed
         spec = ctx.tasks[item.task]
         invalid = extraction.invalid

@@ -16,6 +16,7 @@ The report breaks every task down by cognitive level and subject.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -86,15 +87,16 @@ def rouge(extraction: Extraction, gold: Any, meta: Mapping[str, Any]) -> ItemSco
 
 def aggregate_essay(records: list[dict[str, Any]]) -> Aggregate:
     """QWK, RMSE and Pearson between predicted and gold essay scores (invalid answers: 0)."""
-    from ...edu.metrics import pearson, qwk, rmse
+    from ...edu.metrics import rmse
+    from ...edu.statistics import pearson, quadratic_kappa
 
     gold = [float(r["gold"]) for r in records]
     predicted = [0.0 if r.get("invalid") else float(r["extracted"]) for r in records]
-    r = pearson(predicted, gold) if len(records) > 1 else None
+    r = pearson(predicted, gold)
     scores = {
-        "qwk": qwk([round(p) for p in predicted], [round(g) for g in gold]),
+        "qwk": quadratic_kappa(predicted, gold),
         "rmse": rmse(predicted, gold),
-        "pearson": r if r is not None else 0.0,
+        "pearson": 0.0 if math.isnan(r) else r,  # constant predictions: no correlation
     }
     return Aggregate(scores=scores, tables={})
 
