@@ -74,6 +74,8 @@ def _split_front_matter(text: str, path: Path) -> tuple[dict[str, Any], str, int
     return meta, text[end + 5 :], body_line
 
 
+_PRINT = _ENV.from_string("{{ v }}")
+"""How Jinja prints one value (used for values other than strings and numbers)."""
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _SYNTAX = ("{{", "{%", "{#", "}}", "%}", "#}")
 
@@ -111,7 +113,7 @@ class _Substitution:
             if value is None or isinstance(value, bool | int | float | str):
                 out.append(str(value))
             else:  # containers and the like: let Jinja decide how they print
-                out.append(_ENV.from_string("{{ v }}").render(v=value))
+                out.append(_PRINT.render(v=value))
             out.append(text)
         return "".join(out)
 

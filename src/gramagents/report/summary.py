@@ -66,37 +66,11 @@ class Summary:
         for (model, task), tally in self.tallies.items():
             aggregate = self.aggregates.get((model, task))
             if aggregate is not None:
-                rows += [
-                    SummaryRow(
-                        model=model,
-                        task=task,
-                        n=tally.n,
-                        metric=metric,
-                        score=value,
-                        invalid_rate=tally.invalid_rate,
-                    )
-                    for metric, value in aggregate.scores.items()
-                ]
+                rows += [_row(model, task, m, v, tally) for m, v in aggregate.scores.items()]
                 continue
-            rows.append(
-                SummaryRow(
-                    model=model,
-                    task=task,
-                    n=tally.n,
-                    metric=self.metrics[task],
-                    score=tally.score,
-                    invalid_rate=tally.invalid_rate,
-                )
-            )
+            rows.append(_row(model, task, self.metrics[task], tally.score, tally))
             rows += [
-                SummaryRow(
-                    model=model,
-                    task=task,
-                    n=t.n,
-                    metric=metric,
-                    score=t.score,
-                    invalid_rate=t.invalid_rate,
-                )
+                _row(model, task, metric, t.score, t)
                 for (m, k, metric), t in self.extra.items()
                 if (m, k) == (model, task)
             ]
@@ -109,6 +83,17 @@ class Summary:
             return next(iter(aggregate.scores.values()), None)
         tally = self.tallies.get((model, task))
         return tally.score if tally else None
+
+
+def _row(model: str, task: str, metric: str, score: float | None, tally: Tally) -> SummaryRow:
+    return SummaryRow(
+        model=model,
+        task=task,
+        n=tally.n,
+        metric=metric,
+        score=score,
+        invalid_rate=tally.invalid_rate,
+    )
 
 
 def headline_metric(spec: TaskSpec | None, scores: dict[str, float]) -> str:
