@@ -50,7 +50,11 @@ def test_batch_size_and_concurrency_are_not_in_the_key():
     a = Model(create_backend("openai:m@http://h/v1", BackendSettings(concurrency=1)))
     b = Model(create_backend("openai:m@http://h/v1", BackendSettings(concurrency=64)))
     assert a.request_key(req) == b.request_key(req)
-    assert key("smollm2", req) != key("smollm2?dtype=float32", req)
+    # the dtype changes the numbers, so it is in the key (the default is whatever `auto` picks
+    # on this hardware, and keys the same as naming that dtype)
+    assert key("smollm2?dtype=float32", req) != key("smollm2?dtype=bfloat16", req)
+    default = create_backend("smollm2").dtype
+    assert key("smollm2", req) == key(f"smollm2?dtype={default}", req)
 
 
 def test_answers_are_served_from_the_cache_and_errors_are_not_cached(fresh_cache):
