@@ -24,7 +24,7 @@ from ..report.runs import write_eval_report
 from ..report.summary import SummaryBuilder
 from ..resources import file_hash
 from ..runtime.cache import NullCache, ResponseCache
-from ..runtime.memory import long_lived
+from ..runtime.memory import collected_every, long_lived
 from ..runtime.paths import default_cache_path
 from ..runtime.retry import RetryPolicy
 from ..runtime.rundir import RunFolder, iter_jsonl, now_iso, repair_jsonl
@@ -36,6 +36,8 @@ from ..templates import load_prompt
 from ..versions import package_versions
 
 MAX_CHUNKS_IN_FLIGHT = 4
+COLLECT_EVERY = 20_000
+"""Items between the eval's hand-timed collections of reference cycles (runtime/memory.py)."""
 
 
 @dataclass
@@ -72,10 +74,33 @@ class EvalResult:
         return self.folder.file("report.md")
 
 
-def select_items(dataset: Dataset, limit: int | None) -> tuple[list[Item], dict[str, TaskSpec]]:
-    """Items in scope (at most `limit` per task) and the specs of their tasks."""
+@dataclass
+class Selection:
+    """The items in scope and what the run needs to know of them, gathered in one pass."""
+
+    items: list[Item]
+    tasks: dict[str, TaskSpec]
+    """The specs of the items' tasks."""
+    per_task: dict[str, int]
+    templates: list[str]
+    """Prompt templates the items use, sorted."""
+    pair_tasks: list[str]
+    """Tasks that compare log-likelihoods, sorted."""
+    rubrics: list[str]
+    """Rubrics the judged items' answers are scored with, sorted."""
+    no_gold: dict[str, int]
+    """Per task: items without a gold answer and without a rubric."""
+    random_baselines: dict[str, float]
+
+
+def select_items(dataset: Dataset, limit: int | None) -> Selection:
+    """Items in scope (at most `limit` per task), their tasks' specs and the run's tallies."""
     tasks: dict[str, TaskSpec] = {}
     per_task: Counter[str] = Counter()
+    no_gold: Counter[str] = Counter()
+    baselines: dict[str, list[float]] = defaultdict(list)
+    templates: set[str] = set()
+    rubrics: set[str] = set()
     chosen = []
     for item in dataset.items:
         spec = tasks.get(item.task) or get_task(item.task)
@@ -91,9 +116,28 @@ def select_items(dataset: Dataset, limit: int | None) -> tuple[list[Item], dict[
             continue
         per_task[item.task] += 1
         chosen.append(item)
-    for template in {item.prompt.template for item in chosen}:
+        templates.add(item.prompt.template)
+        rubric = rubric_of(item, tasks)
+        if rubric:
+            rubrics.add(rubric)
+        elif item.answer is None:
+            no_gold[item.task] += 1
+        if spec.random_baseline is not None:
+            value = spec.random_baseline(item)
+            if value is not None and math.isfinite(value):
+                baselines[item.task].append(value)
+    for template in templates:
         load_prompt(template)
-    return chosen, tasks
+    return Selection(
+        items=chosen,
+        tasks=tasks,
+        per_task=dict(per_task),
+        templates=sorted(templates),
+        pair_tasks=sorted(t for t in per_task if tasks[t].mode == "loglikelihood"),
+        rubrics=sorted(rubrics),
+        no_gold=dict(no_gold),
+        random_baselines={t: sum(v) / len(v) for t, v in baselines.items() if v},
+    )
 
 
 class RecordWriter:
@@ -155,20 +199,28 @@ async def run_eval(
     progress: ProgressSink | None = None,
 ) -> EvalResult:
     """Evaluate every model in `options` on a dataset; see the module docstring."""
-    progress = progress or SilentProgress()
+    # The items, their rendered requests and the running summary live as long as the run:
+    # the cyclic collector leaves them out of its walks (runtime/memory.py).
+    with long_lived():
+        return await _run_eval(dataset_path, options, progress or SilentProgress())
+
+
+async def _run_eval(
+    dataset_path: str | Path, options: EvalOptions, progress: ProgressSink
+) -> EvalResult:
     dataset = read_dataset(dataset_path, options.fmt)
     if options.answers is not None:
         apply_answer_file(dataset.items, options.answers)
         dataset.digest = hashlib.sha256(
             (dataset.digest + file_hash(options.answers)).encode()
         ).hexdigest()
-    items, tasks = select_items(dataset, options.limit)
+    selection = select_items(dataset, options.limit)
+    items, tasks, pair_tasks = selection.items, selection.tasks, selection.pair_tasks
     settings = BackendSettings(concurrency=options.concurrency, retry=options.retry)
     backends = [create_backend(spec, settings) for spec in options.models]
     labels = [b.spec.label for b in backends]
     if len(set(labels)) != len(labels):
         raise GramagentsError(f"--model: the same model is named twice ({', '.join(labels)})")
-    pair_tasks = sorted({i.task for i in items if tasks[i.task].mode == "loglikelihood"})
     for backend in backends:
         if pair_tasks and not backend.supports_loglikelihood:
             raise GramagentsError(
@@ -190,11 +242,10 @@ async def run_eval(
         else NullCache()
     )
     models = [Model(b, cache) for b in backends]
-    rubrics = _rubrics(items, tasks)
+    rubrics = _rubrics(selection.rubrics)
     judge = Model(create_backend(options.judge, settings), cache) if rubrics else None
     if judge is not None:
         await judge.backend.check()
-    per_task = dict(Counter(item.task for item in items))
     manifest = RunManifest(
         run_id=folder.run_id,
         kind="eval",
@@ -205,10 +256,7 @@ async def run_eval(
         versions=package_versions(),
         hashes={
             "dataset": dataset.digest,
-            **{
-                f"prompts/{t}": load_prompt(t).hash
-                for t in sorted({i.prompt.template for i in items})
-            },
+            **{f"prompts/{t}": load_prompt(t).hash for t in selection.templates},
         },
         started=previous.started if previous else now_iso(),
         dataset={
@@ -217,11 +265,9 @@ async def run_eval(
             "items": len(items),
             **dataset.info,
         },
-        tasks=per_task,
-        random_baselines=_random_baselines(items, tasks),
-        no_gold=dict(
-            Counter(i.task for i in items if i.answer is None and not rubric_of(i, tasks))
-        ),
+        tasks=selection.per_task,
+        random_baselines=selection.random_baselines,
+        no_gold=selection.no_gold,
         judge={"model": judge.label, "requests_sent": 0, "cache_hits": 0} if judge else None,
     )
     manifest.hashes.update({f"rubrics/{r.id}": r.hash for r in rubrics.values()})
@@ -231,21 +277,21 @@ async def run_eval(
     resumed = 0
     failure: BaseException | None = None
     try:
-        with long_lived():  # the items and records made so far stay: the collector skips them
-            for model in models:
-                pending = [i for i in items if (model.label, i.id) not in writer.scored]
-                resumed += len(items) - len(pending)
-                if pending:
-                    await _evaluate_model(
-                        model,
-                        pending,
-                        tasks,
-                        writer,
-                        progress,
-                        lambda: write_eval_report(folder, manifest, writer.summary.summary()),
-                        judge,
-                        rubrics,
-                    )
+        for model in models:
+            scored = writer.scored
+            pending = [i for i in items if (model.label, i.id) not in scored] if scored else items
+            resumed += len(items) - len(pending)
+            if pending:
+                await _evaluate_model(
+                    model,
+                    pending,
+                    tasks,
+                    writer,
+                    progress,
+                    lambda: write_eval_report(folder, manifest, writer.summary.summary()),
+                    judge,
+                    rubrics,
+                )
     except BaseException as exc:
         failure = exc
         raise
@@ -275,43 +321,39 @@ async def _evaluate_model(
     from .eval_graph import EvalContext, eval_graph  # langgraph: imported only when needed
 
     progress.start(f"eval {model.label}", len(pending))
-    context = EvalContext(
-        model=model,
-        tasks=tasks,
-        write=writer,
-        advance=progress.advance,
-        report=report,
-        judge=judge,
-        rubrics=rubrics or {},
-    )
     try:
-        await eval_graph().ainvoke(
-            {"items": pending},
-            config={
-                "configurable": {"eval": context},
-                "max_concurrency": MAX_CHUNKS_IN_FLIGHT,
-                "recursion_limit": 64,
-            },
-        )
+        with collected_every(COLLECT_EVERY) as collect:
+
+            def advance(count: int) -> None:
+                progress.advance(count)
+                collect(count)
+
+            context = EvalContext(
+                model=model,
+                tasks=tasks,
+                write=writer,
+                advance=advance,
+                report=report,
+                judge=judge,
+                rubrics=rubrics or {},
+            )
+            await eval_graph().ainvoke(
+                {"items": pending},
+                config={
+                    "configurable": {"eval": context},
+                    "max_concurrency": MAX_CHUNKS_IN_FLIGHT,
+                    "recursion_limit": 64,
+                },
+            )
     finally:
         await model.backend.aclose()
 
 
-def _rubrics(items: list[Item], tasks: dict[str, TaskSpec]) -> dict[str, Any]:
+def _rubrics(names: list[str]) -> dict[str, Any]:
     """The rubrics the items' answers are judged with, by name (a broken one fails here)."""
     from ..edu.rubric import find_rubric
 
-    names = sorted({name for item in items if (name := rubric_of(item, tasks))})
     return {name: find_rubric(name) for name in names}
-
-
-def _random_baselines(items: list[Item], tasks: dict[str, TaskSpec]) -> dict[str, float]:
-    sums: dict[str, list[float]] = defaultdict(list)
-    for item in items:
-        value = tasks[item.task].random_score(item)
-        if value is not None and math.isfinite(value):
-            sums[item.task].append(value)
-    return {task: sum(v) / len(v) for task, v in sums.items() if v}
 
 
 def _finish(
