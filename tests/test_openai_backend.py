@@ -100,6 +100,18 @@ def test_unreachable_server_fails_the_check_after_retries(fast_retry):
     assert "cannot reach http://127.0.0.1:9/v1 after 3 attempts" in str(caught.value)
 
 
+def test_the_check_reports_a_refused_key(fake_server, fast_retry, monkeypatch):
+    fake_server.api_key = "right"
+    monkeypatch.setenv("GRAMAGENTS_TEST_KEY", "wrong")
+    spec = f"openai:fake@{fake_server.base_url}?client={CLIENT}&api_key_env=GRAMAGENTS_TEST_KEY"
+    backend = create_backend(spec, BackendSettings(retry=fast_retry))
+    with pytest.raises(BackendUnavailable) as caught:
+        asyncio.run(backend.check())
+    assert f"{fake_server.base_url} refused the API key (HTTP 401)" in str(caught.value)
+    monkeypatch.setenv("GRAMAGENTS_TEST_KEY", "right")
+    asyncio.run(create_backend(spec, BackendSettings(retry=fast_retry)).check())  # accepted
+
+
 def test_a_refused_key_stops_the_run(fake_server, fast_retry):
     fake_server.inject(Fault("401"))
     model = model_for(fake_server, fast_retry)

@@ -154,25 +154,32 @@ class OpenAIBackend(Backend):
             }
         )
         headers = {"Authorization": f"Bearer {self._api_key}"}
+        url = f"{self.base_url}/models"
 
-        async def probe() -> httpx.Response:
+        async def probe() -> int:
+            transport, _ = self._resources()
+            if isinstance(transport, DirectTransport):  # its pool then serves the run
+                wait = min(self.timeout, 10.0)
+                try:
+                    return await asyncio.wait_for(transport.status(url), wait)
+                except asyncio.TimeoutError:
+                    raise Unreachable(f"no answer within {wait:g} s") from None
             async with httpx.AsyncClient(timeout=min(self.timeout, 10.0)) as http:
                 try:
-                    return await http.get(f"{self.base_url}/models", headers=headers)
+                    return (await http.get(url, headers=headers)).status_code
                 except httpx.TransportError as exc:
                     raise Unreachable(str(exc) or type(exc).__name__) from exc
 
         try:
-            response = await call_with_retries(probe, policy, classify, retry_after)
+            status = await call_with_retries(probe, policy, classify, retry_after)
         except Unreachable as exc:
             raise BackendUnavailable(
                 f"--model '{self.spec.raw}': cannot reach {self.base_url} after "
                 f"{policy.max_attempts} attempts ({exc})"
             ) from None
-        if response.status_code in (401, 403):
+        if status in (401, 403):
             raise BackendUnavailable(
-                f"--model '{self.spec.raw}': {self.base_url} refused the API key "
-                f"(HTTP {response.status_code})"
+                f"--model '{self.spec.raw}': {self.base_url} refused the API key (HTTP {status})"
             )
 
     def payload(self, request: ChatRequest) -> dict[str, Any]:

@@ -81,11 +81,12 @@ class DirectTransport:
         import aiohttp
 
         self.url = f"{base_url}/chat/completions"
-        self.headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
         self.session = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=connections, limit_per_host=connections),
             timeout=aiohttp.ClientTimeout(total=timeout),
             cookie_jar=aiohttp.DummyCookieJar(),  # an API sets no cookies; skip the jar's work
+            # set once for the session, not merged into every request
+            headers={"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"},
         )
 
     async def send(self, payload: dict[str, Any]) -> Reply:
@@ -94,7 +95,7 @@ class DirectTransport:
 
         try:
             data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-            async with self.session.post(self.url, data=data, headers=self.headers) as response:
+            async with self.session.post(self.url, data=data) as response:
                 raw = await response.read()
                 if response.status >= 400:
                     raise ApiError(response.status, _error_message(raw), dict(response.headers))
@@ -110,6 +111,17 @@ class DirectTransport:
             return _reply(json.loads(raw))
         except json.JSONDecodeError as exc:
             raise MalformedReply(f"invalid JSON ({exc.msg})") from None
+
+    async def status(self, url: str) -> int:
+        """The HTTP status of a GET (the connection stays in the pool for the run)."""
+        import aiohttp
+
+        try:
+            async with self.session.get(url) as response:
+                await response.read()
+                return response.status
+        except (aiohttp.ClientConnectorError, aiohttp.ClientOSError) as exc:
+            raise Unreachable(str(exc) or type(exc).__name__) from exc
 
     async def close(self) -> None:
         """Close the session."""

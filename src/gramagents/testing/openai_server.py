@@ -54,6 +54,8 @@ class FakeChatServer:
     responder: Responder = field(default=lambda body: "T")
     delay: float = 0.0
     model: str = "fake"
+    api_key: str | None = None
+    """When set, `GET /v1/models` answers 401 to any other bearer key."""
     faults: deque[Fault] = field(default_factory=deque)
     requests: list[dict[str, Any]] = field(default_factory=list)
     max_in_flight: int = 0
@@ -133,6 +135,12 @@ class FakeChatServer:
     async def _models(self, request: Any) -> Any:
         from aiohttp import web
 
+        if self.api_key is not None and request.headers.get("Authorization") != (
+            f"Bearer {self.api_key}"
+        ):
+            return web.json_response(
+                {"error": {"message": "invalid key", "type": "auth"}}, status=401
+            )
         return web.json_response(
             {
                 "object": "list",

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import GramagentsError, InputError, RunError
 from ..models import BackendSettings, Model, create_backend
+from ..models.base import Backend
 from ..progress import ProgressSink, SilentProgress
 from ..records import Counts, Item, ResponseRecord, RunManifest, ScoreRecord
 from ..report.runs import write_eval_report
@@ -201,12 +202,17 @@ async def run_eval(
     """Evaluate every model in `options` on a dataset; see the module docstring."""
     # The items, their rendered requests and the running summary live as long as the run:
     # the cyclic collector leaves them out of its walks (runtime/memory.py).
-    with long_lived():
-        return await _run_eval(dataset_path, options, progress or SilentProgress())
+    opened: list[Backend] = []
+    try:
+        with long_lived():
+            return await _run_eval(dataset_path, options, progress or SilentProgress(), opened)
+    finally:
+        for backend in opened:  # connections opened by a check, also when the run stops early
+            await backend.aclose()
 
 
 async def _run_eval(
-    dataset_path: str | Path, options: EvalOptions, progress: ProgressSink
+    dataset_path: str | Path, options: EvalOptions, progress: ProgressSink, opened: list[Backend]
 ) -> EvalResult:
     dataset = read_dataset(dataset_path, options.fmt)
     if options.answers is not None:
@@ -218,6 +224,7 @@ async def _run_eval(
     items, tasks, pair_tasks = selection.items, selection.tasks, selection.pair_tasks
     settings = BackendSettings(concurrency=options.concurrency, retry=options.retry)
     backends = [create_backend(spec, settings) for spec in options.models]
+    opened.extend(backends)
     labels = [b.spec.label for b in backends]
     if len(set(labels)) != len(labels):
         raise GramagentsError(f"--model: the same model is named twice ({', '.join(labels)})")
@@ -244,6 +251,8 @@ async def _run_eval(
     models = [Model(b, cache) for b in backends]
     rubrics = _rubrics(selection.rubrics)
     judge = Model(create_backend(options.judge, settings), cache) if rubrics else None
+    if judge is not None:
+        opened.append(judge.backend)
     if judge is not None:
         await judge.backend.check()
     manifest = RunManifest(
@@ -302,8 +311,6 @@ async def _run_eval(
         else:
             _finish(folder, manifest, models, items, resumed, writer, judge)
             folder.close()
-        if judge is not None:
-            await judge.backend.aclose()
         cache.close()
     return EvalResult(folder=folder, manifest=manifest)
 
