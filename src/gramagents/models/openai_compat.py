@@ -153,22 +153,15 @@ class OpenAIBackend(Backend):
                 "deadline": min(60.0, self.settings.retry.deadline),
             }
         )
-        headers = {"Authorization": f"Bearer {self._api_key}"}
         url = f"{self.base_url}/models"
+        wait = min(self.timeout, 10.0)
 
         async def probe() -> int:
-            transport, _ = self._resources()
-            if isinstance(transport, DirectTransport):  # its pool then serves the run
-                wait = min(self.timeout, 10.0)
-                try:
-                    return await asyncio.wait_for(transport.status(url), wait)
-                except asyncio.TimeoutError:
-                    raise Unreachable(f"no answer within {wait:g} s") from None
-            async with httpx.AsyncClient(timeout=min(self.timeout, 10.0)) as http:
-                try:
-                    return (await http.get(url, headers=headers)).status_code
-                except httpx.TransportError as exc:
-                    raise Unreachable(str(exc) or type(exc).__name__) from exc
+            transport, _ = self._resources()  # the run's own connections, warmed by the check
+            try:
+                return await asyncio.wait_for(transport.status(url), wait)
+            except asyncio.TimeoutError:
+                raise Unreachable(f"no answer within {wait:g} s") from None
 
         try:
             status = await call_with_retries(probe, policy, classify, retry_after)

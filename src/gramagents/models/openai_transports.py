@@ -55,6 +55,9 @@ class Transport(Protocol):
     async def send(self, payload: dict[str, Any]) -> Reply:
         """The server's reply to `payload` (a chat-completions request body)."""
 
+    async def status(self, url: str) -> int:
+        """The HTTP status of an authorized GET (used to check the server before a run)."""
+
     async def close(self) -> None:
         """Release connections."""
 
@@ -113,7 +116,7 @@ class DirectTransport:
             raise MalformedReply(f"invalid JSON ({exc.msg})") from None
 
     async def status(self, url: str) -> int:
-        """The HTTP status of a GET (the connection stays in the pool for the run)."""
+        """The HTTP status of a GET (the connection stays in the session's pool for the run)."""
         import aiohttp
 
         try:
@@ -152,6 +155,7 @@ class LangchainTransport:
             timeout=timeout,
             limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
         )
+        self.auth = {"Authorization": f"Bearer {api_key}"}
         self.client = ChatOpenAI(
             model=model,
             base_url=base_url,
@@ -186,6 +190,15 @@ class LangchainTransport:
             prompt_tokens=usage.get("prompt_tokens"),
             completion_tokens=usage.get("completion_tokens"),
         )
+
+    async def status(self, url: str) -> int:
+        """The HTTP status of a GET through the same HTTP client as the completions."""
+        import httpx
+
+        try:
+            return (await self.http.get(url, headers=self.auth)).status_code
+        except httpx.TransportError as exc:
+            raise Unreachable(str(exc) or type(exc).__name__) from exc
 
     async def close(self) -> None:
         """Close the HTTP client."""

@@ -63,7 +63,6 @@ def collected_every(items: int) -> Iterator[Callable[[int], None]]:
     Call `done(n)` as `n` more items are finished. A full collection then reclaims whatever
     cycles the work made meanwhile, so memory is bounded however long the run.
     """
-    enabled = gc.isenabled()
     pending = 0
 
     def done(count: int) -> None:
@@ -73,9 +72,5 @@ def collected_every(items: int) -> Iterator[Callable[[int], None]]:
             pending = 0
             gc.collect()
 
-    gc.disable()
-    try:
+    with collector_paused():
         yield done
-    finally:
-        if enabled:
-            gc.enable()

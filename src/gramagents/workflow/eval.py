@@ -123,10 +123,9 @@ def select_items(dataset: Dataset, limit: int | None) -> Selection:
             rubrics.add(rubric)
         elif item.answer is None:
             no_gold[item.task] += 1
-        if spec.random_baseline is not None:
-            value = spec.random_baseline(item)
-            if value is not None and math.isfinite(value):
-                baselines[item.task].append(value)
+        value = spec.random_score(item)
+        if value is not None and math.isfinite(value):
+            baselines[item.task].append(value)
     for template in templates:
         load_prompt(template)
     return Selection(
@@ -253,7 +252,6 @@ async def _run_eval(
     judge = Model(create_backend(options.judge, settings), cache) if rubrics else None
     if judge is not None:
         opened.append(judge.backend)
-    if judge is not None:
         await judge.backend.check()
     manifest = RunManifest(
         run_id=folder.run_id,
@@ -287,8 +285,7 @@ async def _run_eval(
     failure: BaseException | None = None
     try:
         for model in models:
-            scored = writer.scored
-            pending = [i for i in items if (model.label, i.id) not in scored] if scored else items
+            pending = [i for i in items if (model.label, i.id) not in writer.scored]
             resumed += len(items) - len(pending)
             if pending:
                 await _evaluate_model(
