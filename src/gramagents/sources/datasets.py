@@ -61,8 +61,10 @@ def _load_builtin() -> None:
 
 def read_dataset(path: str | Path, fmt: str = "gramagents") -> Dataset:
     """Read a dataset with the reader registered as `fmt`."""
-    _load_builtin()
     reader = _READERS.get(fmt)
+    if reader is None:  # the published formats' readers are imported only when asked for
+        _load_builtin()
+        reader = _READERS.get(fmt)
     if reader is None:
         raise InputError(path, f"unknown --format '{fmt}' (known: {', '.join(known_formats())})")
     return reader(Path(path))

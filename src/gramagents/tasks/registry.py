@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -63,7 +64,7 @@ def task(spec: TaskSpec) -> TaskSpec:
 
 
 def _load_builtin() -> None:
-    from . import cpg, edu, gec, pairs  # noqa: F401 - register the packaged tasks and builders
+    from . import cpg, edu, gec, pairs  # noqa: F401 - register the packaged tasks
 
 
 def rubric_of(item: Item, tasks: dict[str, TaskSpec]) -> str | None:
@@ -120,6 +121,7 @@ class BankBuilderSpec:
 
 
 _BUILDERS: dict[str, BankBuilderSpec] = {}
+_BUILDER_MODULES: dict[str, str] = {}
 
 
 def bank_builder(spec: BankBuilderSpec) -> BankBuilderSpec:
@@ -128,13 +130,24 @@ def bank_builder(spec: BankBuilderSpec) -> BankBuilderSpec:
     return spec
 
 
+def bank_builder_in(name: str, module: str) -> None:
+    """Announce that importing `module` registers the bank builder `name`.
+
+    A family's task specs are imported by every eval; its builder (parameter models, bank code)
+    only by a build, when `get_builder` first asks for it.
+    """
+    _BUILDER_MODULES[name] = module
+
+
 def get_builder(name: str) -> BankBuilderSpec | None:
     """The bank builder called `name`, if any."""
     _load_builtin()
+    if name not in _BUILDERS and name in _BUILDER_MODULES:
+        importlib.import_module(_BUILDER_MODULES[name])
     return _BUILDERS.get(name)
 
 
 def known_builders() -> list[str]:
-    """Names of registered bank builders."""
+    """Names of registered bank builders (imported or not)."""
     _load_builtin()
-    return sorted(_BUILDERS)
+    return sorted({*_BUILDERS, *_BUILDER_MODULES})

@@ -355,6 +355,8 @@ async def _evaluate_model(
 
 def _rubrics(names: list[str]) -> dict[str, Any]:
     """The rubrics the items' answers are judged with, by name (a broken one fails here)."""
+    if not names:
+        return {}  # nothing is judged: the rubric module is not even imported
     from ..edu.rubric import find_rubric
 
     return {name: find_rubric(name) for name in names}

@@ -10,9 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ...records import GenParams, Item
-from ..registry import BankBuilderSpec, TaskSpec, bank_builder, constant, task
-from .banks import build_banks
-from .params import TASK_PARAMS, BankParams
+from ..registry import TaskSpec, bank_builder_in, constant, task
 
 FAMILY = "cpg"
 
@@ -108,6 +106,4 @@ _register(
     "Examples and confusing instances shuffled; scored per sentence.",
 )
 
-bank_builder(
-    BankBuilderSpec(name="cpg", build=build_banks, task_params=TASK_PARAMS, options=BankParams)
-)
+bank_builder_in("cpg", f"{__name__}.builder")

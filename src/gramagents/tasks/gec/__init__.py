@@ -17,9 +17,8 @@ items (Table 3); per-item recall (Table 4); targeted recall with the Step 2 refe
 from __future__ import annotations
 
 from ...records import GenParams
-from ..registry import BankBuilderSpec, TaskSpec, bank_builder, constant, task
+from ..registry import TaskSpec, bank_builder_in, constant, task
 from .aggregate import aggregate_m2
-from .banks import GEC_PARAMS, GecBankParams, build_gec_banks, write_m2_files
 
 FAMILY = "gec"
 
@@ -53,12 +52,4 @@ task(
     )
 )
 
-bank_builder(
-    BankBuilderSpec(
-        name="gec",
-        build=build_gec_banks,
-        task_params=GEC_PARAMS,
-        options=GecBankParams,
-        artifacts=write_m2_files,
-    )
-)
+bank_builder_in("gec", f"{__name__}.builder")
