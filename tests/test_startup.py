@@ -37,9 +37,7 @@ def test_builders_are_known_before_they_are_imported_and_resolve_when_asked():
 def test_task_specs_and_dataset_reading_import_no_bank_builder(tmp_path):
     dataset = tmp_path / "dataset.jsonl"
     dataset.write_text(
-        json.dumps(
-            {"id": "q1", "task": "SINGLE-T", "prompt": {"template": "raw.md", "vars": {}}}
-        )
+        json.dumps({"id": "q1", "task": "SINGLE-T", "prompt": {"template": "raw.md", "vars": {}}})
         + "\n"
     )
     code = (

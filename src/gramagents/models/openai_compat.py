@@ -13,10 +13,9 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import os
+import sys
 import time
 from typing import Any
-
-import httpx
 
 from ..errors import BackendUnavailable, GramagentsError, SpecError
 from ..records import ChatRequest, Generation
@@ -46,9 +45,10 @@ def classify(exc: BaseException) -> ErrorKind:
         if exc.status in (408, 409) or exc.status >= 500:
             return ErrorKind.TRANSIENT
         return ErrorKind.PERMANENT
-    if isinstance(
-        exc, (Unreachable, MalformedReply, asyncio.TimeoutError, TimeoutError, httpx.TransportError)
-    ):
+    if isinstance(exc, (Unreachable, MalformedReply, asyncio.TimeoutError, TimeoutError)):
+        return ErrorKind.TRANSIENT
+    httpx = sys.modules.get("httpx")  # its errors exist only where it is in use (langchain)
+    if httpx is not None and isinstance(exc, httpx.TransportError):
         return ErrorKind.TRANSIENT
     return ErrorKind.PERMANENT
 

@@ -1,8 +1,9 @@
 """How chat-completion requests reach an OpenAI-compatible server.
 
-- `direct` (the default): one pooled aiohttp session per event loop and the plain JSON of the
-  chat-completions protocol. At tens of requests in flight the client's own CPU time decides
-  the throughput; this is the leanest path (bench/api.py measures it).
+- `direct` (the default): the plain JSON of the chat-completions protocol over a small
+  keep-alive HTTP/1.1 client (models/http1.py), one per event loop. At tens of requests in
+  flight the client's own CPU time decides the throughput; this is the leanest path
+  (bench/api.py measures it).
 - `langchain`: langchain-openai's `ChatOpenAI` (on the openai SDK), for users who want that
   stack's behaviour; its own retries are off, ours apply.
 
@@ -78,57 +79,48 @@ def _reply(body: Any) -> Reply:
 
 
 class DirectTransport:
-    """Chat completions over a pooled aiohttp session."""
+    """Chat completions over gramagents' own keep-alive HTTP/1.1 client."""
 
     def __init__(self, base_url: str, api_key: str, timeout: float, connections: int) -> None:
-        import aiohttp
+        from .http1 import Http1Client
 
-        self.url = f"{base_url}/chat/completions"
-        self.session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=connections, limit_per_host=connections),
-            timeout=aiohttp.ClientTimeout(total=timeout),
-            cookie_jar=aiohttp.DummyCookieJar(),  # an API sets no cookies; skip the jar's work
-            # set once for the session, not merged into every request
-            headers={"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"},
+        self.timeout = timeout
+        self.http = Http1Client(
+            base_url, headers={"Authorization": f"Bearer {api_key}"}, limit=connections
         )
+        self.base_url = base_url.rstrip("/")
 
     async def send(self, payload: dict[str, Any]) -> Reply:
         """POST the payload; map failures to the transport's exceptions."""
-        import aiohttp
-
+        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        response = await self._request("POST", "/chat/completions", data)
+        if response.status >= 400:
+            raise ApiError(response.status, _error_message(response.body), response.headers)
         try:
-            data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-            async with self.session.post(self.url, data=data) as response:
-                raw = await response.read()
-                if response.status >= 400:
-                    raise ApiError(response.status, _error_message(raw), dict(response.headers))
-        except (
-            aiohttp.ClientConnectorError,
-            aiohttp.ServerDisconnectedError,
-            aiohttp.ClientOSError,
-        ) as exc:
-            raise Unreachable(str(exc) or type(exc).__name__) from exc
-        except aiohttp.ClientPayloadError as exc:
-            raise MalformedReply(str(exc)) from exc
-        try:
-            return _reply(json.loads(raw))
-        except json.JSONDecodeError as exc:
-            raise MalformedReply(f"invalid JSON ({exc.msg})") from None
+            return _reply(json.loads(response.body))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise MalformedReply(f"invalid JSON ({exc})") from None
 
     async def status(self, url: str) -> int:
-        """The HTTP status of a GET (the connection stays in the session's pool for the run)."""
-        import aiohttp
+        """The HTTP status of a GET (the connection stays in the pool for the run)."""
+        if not url.startswith(self.base_url):
+            raise ValueError(f"{url} is not on {self.base_url}")
+        return (await self._request("GET", url[len(self.base_url) :])).status
+
+    async def _request(self, method: str, path: str, body: bytes | None = None) -> Any:
+        from .http1 import BadResponse, ConnectionFailed
 
         try:
-            async with self.session.get(url) as response:
-                await response.read()
-                return response.status
-        except (aiohttp.ClientConnectorError, aiohttp.ClientOSError) as exc:
-            raise Unreachable(str(exc) or type(exc).__name__) from exc
+            async with asyncio.timeout(self.timeout):
+                return await self.http.request(method, path, body, "application/json")
+        except ConnectionFailed as exc:
+            raise Unreachable(str(exc)) from exc
+        except BadResponse as exc:
+            raise MalformedReply(str(exc)) from exc
 
     async def close(self) -> None:
-        """Close the session."""
-        await self.session.close()
+        """Close the connections."""
+        await self.http.close()
 
 
 def _error_message(raw: bytes) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 import threading
 import time
 from collections import deque
@@ -60,6 +61,8 @@ class FakeChatServer:
     requests: list[dict[str, Any]] = field(default_factory=list)
     max_in_flight: int = 0
     port: int = 0
+    ssl_context: ssl.SSLContext | None = None
+    """When set, the server speaks HTTPS with this context (its certificate and key)."""
     _in_flight: int = 0
     _thread: threading.Thread | None = None
     _loop: asyncio.AbstractEventLoop | None = None
@@ -69,7 +72,8 @@ class FakeChatServer:
     @property
     def base_url(self) -> str:
         """The `/v1` URL clients are given."""
-        return f"http://127.0.0.1:{self.port}/v1"
+        scheme = "https" if self.ssl_context is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.port}/v1"
 
     def inject(self, *faults: Fault) -> None:
         """Apply these faults, in order, to the next requests."""
@@ -118,7 +122,9 @@ class FakeChatServer:
         app.router.add_post("/v1/chat/completions", self._chat)
         runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
         loop.run_until_complete(runner.setup())
-        site = web.TCPSite(runner, "127.0.0.1", self.port, backlog=1024)
+        site = web.TCPSite(
+            runner, "127.0.0.1", self.port, backlog=1024, ssl_context=self.ssl_context
+        )
         loop.run_until_complete(site.start())
         server = getattr(site, "_server", None)
         sockets = getattr(server, "sockets", None) or []
