@@ -1,10 +1,11 @@
 """A small OpenAI-compatible chat server on 127.0.0.1, for tests and benchmarks.
 
 It speaks enough of the chat-completions protocol for any OpenAI client (`GET /v1/models`,
-`POST /v1/chat/completions`), answers with a Python function after an optional fixed delay,
-holds many connections at once, counts what it receives and can inject faults into the next
-requests: HTTP 429 (with `Retry-After`), HTTP 500, HTTP 401, a response slower than the client's
-timeout, a malformed JSON body, or a dropped connection.
+`POST /v1/chat/completions`; `GET /stats` tells what it received), answers with a Python
+function after an optional fixed delay, holds many connections at once, counts what it
+receives and can inject faults into the next requests: HTTP 429 (with `Retry-After`), HTTP 500,
+HTTP 401, a response slower than the client's timeout, a malformed JSON body, or a dropped
+connection. With an `ssl_context` it speaks HTTPS.
 
     with FakeChatServer(responder=lambda body: "T", delay=0.1) as server:
         spec = f"openai:fake@{server.base_url}"
@@ -120,6 +121,7 @@ class FakeChatServer:
         app = web.Application()
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/stats", self._stats)
         runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
         loop.run_until_complete(runner.setup())
         site = web.TCPSite(
@@ -155,6 +157,15 @@ class FakeChatServer:
                 ],
             }
         )
+
+    async def _stats(self, request: Any) -> Any:
+        """What the server received (not in the protocol: for benchmarks in another process)."""
+        from aiohttp import web
+
+        with self._lock:
+            return web.json_response(
+                {"chat_requests": len(self.requests), "max_in_flight": self.max_in_flight}
+            )
 
     async def _chat(self, request: Any) -> Any:
         from aiohttp import web
