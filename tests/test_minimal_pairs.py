@@ -94,10 +94,16 @@ def summed_logprob(tokenizer, model, sentence: str) -> float:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("path", "fmt", "tables"),
-    [(BLIMP, "blimp", ("UID", "linguistics_term")), (CLIMP, "climp", ("phenomenon", "paradigm"))],
+    ("path", "fmt", "tables", "use_cache"),
+    [
+        (BLIMP, "blimp", ("UID", "linguistics_term"), True),
+        # without the cache the chunks render their own pairs (eval_graph.plan)
+        (CLIMP, "climp", ("phenomenon", "paradigm"), False),
+    ],
 )
-def test_every_decision_matches_a_direct_transformers_computation(tmp_path, path, fmt, tables):
+def test_every_decision_matches_a_direct_transformers_computation(
+    tmp_path, path, fmt, tables, use_cache
+):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from gramagents.models.embedded import GGUF_FILE, embedded_folder
@@ -105,7 +111,10 @@ def test_every_decision_matches_a_direct_transformers_computation(tmp_path, path
 
     spec = "smollm2?dtype=float32"
     result = asyncio.run(
-        run_eval(path, EvalOptions(models=[spec], fmt=fmt, run_dir=tmp_path / "run"))
+        run_eval(
+            path,
+            EvalOptions(models=[spec], fmt=fmt, run_dir=tmp_path / "run", use_cache=use_cache),
+        )
     )
     assert result.manifest.status == "complete"
     folder = converted_gguf_folder(embedded_folder(), GGUF_FILE)

@@ -225,6 +225,29 @@ def test_a_new_run_of_the_same_eval_is_served_from_the_cache(tmp_path):
     )
 
 
+def test_an_eval_without_the_cache_asks_and_scores_the_same(tmp_path):
+    dataset, n = single_banks(tmp_path)
+    # an answer that depends on the prompt, so that a request rendered for the wrong item shows
+    ScriptedBackend.register("by-length", lambda r: "TF"[len(r.messages[-1].content) % 2])
+    spec = "scripted:by-length"
+    evaluate(dataset, tmp_path / "cached", spec=spec)
+    counts = evaluate(dataset, tmp_path / "uncached", spec=spec, use_cache=False).manifest.counts
+    assert counts.requests_sent == n and counts.cache_hits == 0
+    for name in ("scores.jsonl", "responses.jsonl"):
+        cached, uncached = (
+            sorted(
+                (
+                    {k: v for k, v in r.items() if k != "latency_s"}
+                    for r in lines(tmp_path / d / name)
+                ),
+                key=str,
+            )
+            for d in ("cached", "uncached")
+        )
+        assert cached == uncached
+        assert len({str(r.get("extracted")) for r in cached}) == 2  # both answers occur
+
+
 def test_resume_after_a_crash_finishes_without_duplicates(tmp_path):
     dataset, n = single_banks(tmp_path)
     evaluate(dataset, tmp_path / "eval", use_cache=False)

@@ -1,7 +1,8 @@
 """The eval graph: plan → (model → extract → judge → score) per chunk → report.
 
 `plan` renders every item once (a chat request, or a minimal pair's two scoring requests),
-asks the cache in one query which answers it already holds, and cuts the work into chunks:
+asks the cache in one query which answers it already holds, and cuts the work into chunks
+(without the cache, each chunk renders its own items):
 answers the cache holds in large chunks (they cost no model time, only bookkeeping), the
 rest in chunks of what the backend handles well at once (two local batches, or as many
 requests as may be in flight). Chunks are fanned out with `Send`. The model backend is not
@@ -138,20 +139,25 @@ def _render(
 
 
 async def plan(state: EvalState, config: RunnableConfig) -> dict[str, Any]:
-    """Render every item, ask the cache what it holds, and cut the work into chunks."""
+    """Ask the cache what it holds, and cut the work into chunks.
+
+    With the cache, every item is rendered here, since its key is a hash of the rendered
+    request and the cache is asked once for all of them. Without it (`--no-cache`), nothing
+    needs the requests before their chunk runs: the chunks render their own items, so the
+    first requests leave without waiting for the last items to be rendered.
+    """
     ctx = _context(config)
     items = state.get("items", [])
     model = ctx.model
+    size = model.backend.chunk_size
+    if not model.cache.enabled:
+        return {"chunks": [{"items": items[k : k + size]} for k in range(0, len(items), size)]}
     with collector_paused():
         requests, pairs = _render(items, ctx.tasks)
-        if model.cache.enabled:
-            chat_keys = model.chat_keys([r for r in requests if r is not None])
-            pairs_flat = [r for pair in pairs if pair is not None for r in pair]
-            pair_keys = model.likelihood_keys(pairs_flat)
-        else:  # --no-cache: nothing to look up, no key needed
-            chat_keys = [""] * sum(1 for r in requests if r is not None)
-            pair_keys = [""] * (2 * sum(1 for p in pairs if p is not None))
-    known = model.known([*chat_keys, *pair_keys]) if model.cache.enabled else set()
+        chat_keys = model.chat_keys([r for r in requests if r is not None])
+        pairs_flat = [r for pair in pairs if pair is not None for r in pair]
+        pair_keys = model.likelihood_keys(pairs_flat)
+    known = model.known([*chat_keys, *pair_keys])
     work: list[dict[str, Any]] = []
     chat_at = pair_at = 0
     for item, request, pair in zip(items, requests, pairs, strict=True):
@@ -168,7 +174,6 @@ async def plan(state: EvalState, config: RunnableConfig) -> dict[str, Any]:
     keep_out_of_collection()
     cached = [w for w in work if w["cached"]]
     fresh = [w for w in work if not w["cached"]]
-    size = model.backend.chunk_size
     chunks = [_chunk(cached[k : k + CACHED_CHUNK]) for k in range(0, len(cached), CACHED_CHUNK)]
     chunks += [_chunk(fresh[k : k + size]) for k in range(0, len(fresh), size)]
     return {"chunks": chunks}
@@ -191,9 +196,14 @@ def fan_out(state: EvalState) -> list[Send]:
 
 async def generate(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
     """Ask the model (the cache answers what it already knows)."""
-    model = _context(config).model
-    chats = [r for r in state["requests"] if r is not None]
-    scored = [r for pair in state["pairs"] if pair is not None for r in pair]
+    ctx = _context(config)
+    model = ctx.model
+    if "requests" in state:
+        requests, item_pairs = state["requests"], state["pairs"]
+    else:  # no cache: the plan left the rendering to the chunk
+        requests, item_pairs = _render(state["items"], ctx.tasks)
+    chats = [r for r in requests if r is not None]
+    scored = [r for pair in item_pairs if pair is not None for r in pair]
     answers, likelihoods = await asyncio.gather(
         model.generate(chats, keys=state.get("chat_keys")) if chats else _nothing(),
         model.loglikelihood(scored, keys=state.get("pair_keys")) if scored else _nothing(),
@@ -201,10 +211,15 @@ async def generate(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
     generations: list[Generation | None] = []
     pairs: list[tuple[Loglikelihood, Loglikelihood] | None] = []
     answer_iter, score_iter = iter(answers), iter(likelihoods)
-    for request, pair in zip(state["requests"], state["pairs"], strict=True):
+    for request, pair in zip(requests, item_pairs, strict=True):
         generations.append(next(answer_iter) if request is not None else None)
         pairs.append((next(score_iter), next(score_iter)) if pair is not None else None)
-    return {"generations": generations, "likelihoods": pairs}
+    return {
+        "requests": requests,
+        "pairs": item_pairs,
+        "generations": generations,
+        "likelihoods": pairs,
+    }
 
 
 async def _nothing() -> list[Any]:
