@@ -61,7 +61,10 @@ def collected_every(items: int) -> Iterator[Callable[[int], None]]:
     """Pause the automatic collector; the given `done(n)` collects by hand every `items` items.
 
     Call `done(n)` as `n` more items are finished. A full collection then reclaims whatever
-    cycles the work made meanwhile, so memory is bounded however long the run.
+    cycles the work made meanwhile, so memory is bounded however long the run. Inside a
+    `long_lived` block what survives a collection (the run's records of what it answered,
+    its running summary) is left out of the next ones, which then walk only what was made
+    since: each collection costs the same however far the run has come.
     """
     pending = 0
 
@@ -71,6 +74,8 @@ def collected_every(items: int) -> Iterator[Callable[[int], None]]:
         if pending >= items:
             pending = 0
             gc.collect()
+            if _long_lived_depth:
+                gc.freeze()
 
     with collector_paused():
         yield done

@@ -285,7 +285,12 @@ async def _run_eval(
     failure: BaseException | None = None
     try:
         for model in models:
-            pending = [i for i in items if (model.label, i.id) not in writer.scored]
+            label = model.label
+            pending = (
+                [i for i in items if (label, i.id) not in writer.scored]
+                if writer.scored
+                else items  # a fresh run: nothing to leave out
+            )
             resumed += len(items) - len(pending)
             if pending:
                 await _evaluate_model(
@@ -371,15 +376,21 @@ def _finish(
     writer: RecordWriter,
     judge: Model | None = None,
 ) -> None:
-    in_scope = {(m.label, i.id) for m in models for i in items}
-    done = {pair: invalid for pair, invalid in writer.scored.items() if pair in in_scope}
+    labels = {m.label for m in models}
+    ids = {i.id for i in items}
+    in_scope = len(labels) * len(ids)
+    done = [
+        invalid
+        for (label, item), invalid in writer.scored.items()
+        if label in labels and item in ids
+    ]
     manifest.counts = Counts(
-        items=len(in_scope),
+        items=in_scope,
         requests_sent=sum(m.stats.requests_sent for m in models)
         + (judge.stats.requests_sent if judge else 0),
         cache_hits=sum(m.stats.cache_hits for m in models) + resumed,
-        invalid=sum(done.values()),
-        failed=len(in_scope) - len(done),
+        invalid=sum(done),
+        failed=in_scope - len(done),
     )
     if judge is not None:
         manifest.judge = {
@@ -387,7 +398,7 @@ def _finish(
             "requests_sent": judge.stats.requests_sent,
             "cache_hits": judge.stats.cache_hits,
         }
-    manifest.status = "complete" if len(done) == len(in_scope) else "partial"
+    manifest.status = "complete" if len(done) == in_scope else "partial"
     manifest.finished = now_iso()
     write_eval_report(folder, manifest, writer.summary.summary())
     folder.write_manifest(manifest)
