@@ -48,3 +48,22 @@ def test_what_a_pause_makes_inside_long_lived_stays_out_of_the_walks():
     with collector_paused():  # outside long_lived nothing is frozen
         [Node() for _ in range(10)]
     assert gc.get_freeze_count() == 0
+
+
+def test_inside_long_lived_a_collection_leaves_its_survivors_out_of_the_next():
+    gc.unfreeze()
+    with long_lived(), collected_every(10) as done:
+        kept = [Node() for _ in range(1000)]
+        before = gc.get_freeze_count()
+        ref = cycle()
+        done(10)
+        assert ref() is None  # garbage is still collected
+        assert gc.get_freeze_count() >= before + len(kept)  # survivors frozen
+        later = cycle()
+        done(10)
+        assert later() is None  # and what is made afterwards is collected by the next one
+    assert gc.get_freeze_count() == 0
+    gc.unfreeze()
+    with collected_every(10) as done:  # outside long_lived nothing is frozen
+        done(10)
+    assert gc.get_freeze_count() == 0
