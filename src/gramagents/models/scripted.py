@@ -1,4 +1,4 @@
-"""Test-only backend: answers from a Python function and records every request it gets.
+"""Test-only backend: answers from a Python function and records the requests it gets.
 
 Graph and workflow tests use it where the model's answers must be known in advance. A script
 is registered under a name and selected with the spec `scripted:NAME` (options: `delay` in
@@ -8,6 +8,7 @@ seconds per request, `structured` = `json` or `md_json`).
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -17,6 +18,9 @@ from .base import Backend, BackendSettings
 from .spec import ModelSpec
 
 Responder = Callable[[ChatRequest], str]
+
+CALLS_KEPT = 1000
+"""Requests `calls` remembers (the latest): enough for tests, bounded for long runs."""
 
 
 class ScriptedBackend(Backend):
@@ -40,7 +44,7 @@ class ScriptedBackend(Backend):
         self.responder = self.scripts[spec.target]
         self.delay = float(spec.option("delay", "0") or 0)
         self.structured_mode = spec.option("structured", "md_json") or "md_json"  # type: ignore[misc]
-        self.calls: list[ChatRequest] = []
+        self.calls: deque[ChatRequest] = deque(maxlen=CALLS_KEPT)
 
     @property
     def chunk_size(self) -> int:

@@ -166,8 +166,11 @@ class RecordWriter:
 
     def __call__(self, responses: list[ResponseRecord], scores: list[ScoreRecord]) -> None:
         """Append one chunk's records (failures to `failures.jsonl`)."""
+        orphans = self.orphans
         fresh = [
-            r for r in responses if r.error is None and (r.model, r.item_id) not in self.orphans
+            r
+            for r in responses
+            if r.error is None and not (orphans and (r.model, r.item_id) in orphans)
         ]
         failed = [r for r in responses if r.error is not None]
         self.folder.appender("responses.jsonl").append(fresh)
