@@ -1,4 +1,4 @@
-"""The eval graph: plan → (model → extract → judge → score) per chunk → report.
+"""The eval graph: plan → (model → [judge] → score) per chunk → report.
 
 `plan` renders every item once (a chat request, or a minimal pair's two scoring requests),
 asks the cache in one query which answers it already holds, and cuts the work into chunks
@@ -7,8 +7,10 @@ answers the cache holds in large chunks (they cost no model time, only bookkeepi
 rest in chunks of what the backend handles well at once (two local batches, or as many
 requests as may be in flight). Chunks are fanned out with `Send`. The model backend is not
 part of the graph: it arrives in the run config, so the same compiled graph runs a local
-transformers model and an API model. Records are appended by the `score` node as each chunk
-finishes.
+transformers model and an API model. The `score` node reads each answer with its task's
+extraction chain and scores it, item by item (one pass over the chunk's items, while each is
+at hand), and appends the chunk's records. The `judge` node is in the graph only when some
+task is judged with a rubric.
 """
 
 from __future__ import annotations
@@ -73,7 +75,6 @@ class ChunkState(TypedDict, total=False):
     """Cache keys of the scoring requests (two per pair), in order."""
     generations: list[Generation | None]
     likelihoods: list[tuple[Loglikelihood, Loglikelihood] | None]
-    extractions: list[Extraction]
     judgments: list[dict[str, Any] | None]
     """Per item: the rubric judge's verdict (judged tasks only)."""
     answered: Annotated[int, operator.add]
@@ -161,6 +162,7 @@ async def plan(state: EvalState, config: RunnableConfig) -> dict[str, Any]:
     work: list[dict[str, Any]] = []
     chat_at = pair_at = 0
     for item, request, pair in zip(items, requests, pairs, strict=True):
+        entry: dict[str, Any]
         if request is not None:
             keys, chat_at = chat_keys[chat_at : chat_at + 1], chat_at + 1
             entry = {"item": item, "request": request, "pair": None, "keys": keys}
@@ -240,25 +242,21 @@ def _pair_extraction(good: Loglikelihood, bad: Loglikelihood) -> Extraction:
     )
 
 
-async def extract_answers(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
-    """Read an answer out of each completion with its task's extraction chain."""
-    ctx = _context(config)
-    extractions = []
-    for item, generation, pair in zip(
-        state["items"], state["generations"], state["likelihoods"], strict=True
-    ):
-        if pair is not None:
-            extractions.append(_pair_extraction(*pair))
-        else:
-            assert generation is not None
-            extractions.append(
-                extract(
-                    ctx.tasks[item.task].extractor,
-                    None if generation.error else generation.text,
-                    {**item.prompt.vars, **item.meta},
-                )
-            )
-    return {"extractions": extractions}
+def _extraction(
+    spec: TaskSpec,
+    item: Item,
+    generation: Generation | None,
+    pair: tuple[Loglikelihood, Loglikelihood] | None,
+) -> Extraction:
+    """The answer read out of a completion by the task's chain, or a minimal pair's scores."""
+    if pair is not None:
+        return _pair_extraction(*pair)
+    assert generation is not None
+    return extract(
+        spec.extractor,
+        None if generation.error else generation.text,
+        {**item.prompt.vars, **item.meta},
+    )
 
 
 async def judge_answers(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
@@ -364,28 +362,28 @@ def _response(
 
 
 async def score(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
-    """Score each answer and append the records."""
+    """Extract and score each answer, and append the records."""
     ctx = _context(config)
     label = ctx.model.label
     responses: list[ResponseRecord] = []
     scores: list[ScoreRecord] = []
     judgments = state.get("judgments") or [None] * len(state["items"])
-    for item, request, generation, pair, extraction, verdict in zip(
+    for item, request, generation, pair, verdict in zip(
         state["items"],
         state["requests"],
         state["generations"],
         state["likelihoods"],
-        state["extractions"],
         judgments,
         strict=True,
     ):
+        spec = ctx.tasks[item.task]
+        extraction = _extraction(spec, item, generation, pair)
         response = _response(label, item, request, generation, extraction, pair)
         responses.append(response)
         if response.error is not None:
             continue  # a failure is re-asked when the run is resumed; it has no score
         if verdict is not None and verdict.get("unreachable"):
             continue  # the judge could not be reached: judged again when the run is resumed
-        spec = ctx.tasks[item.task]
         invalid = extraction.invalid
         if verdict is not None:
             result, invalid = _judged(verdict, response.raw or "")
@@ -418,18 +416,19 @@ async def report(state: EvalState, config: RunnableConfig) -> dict[str, Any]:
     return {}
 
 
-@lru_cache(maxsize=1)
-def eval_graph() -> Any:
-    """The compiled eval graph (built once per process)."""
+@lru_cache(maxsize=2)
+def eval_graph(judged: bool = False) -> Any:
+    """The compiled eval graph (built once per process); `judged` adds the rubric judge node."""
     chunk = StateGraph(ChunkState, output_schema=ChunkOutput)
     chunk.add_node("model", generate)
-    chunk.add_node("extract", extract_answers)
-    chunk.add_node("judge", judge_answers)
     chunk.add_node("score", score)
     chunk.add_edge(START, "model")
-    chunk.add_edge("model", "extract")
-    chunk.add_edge("extract", "judge")
-    chunk.add_edge("judge", "score")
+    if judged:
+        chunk.add_node("judge", judge_answers)
+        chunk.add_edge("model", "judge")
+        chunk.add_edge("judge", "score")
+    else:
+        chunk.add_edge("model", "score")
     chunk.add_edge("score", END)
 
     graph = StateGraph(EvalState)
