@@ -349,7 +349,7 @@ async def _evaluate_model(
                 judge=judge,
                 rubrics=rubrics or {},
             )
-            await eval_graph(judged=judge is not None).ainvoke(
+            await eval_graph().ainvoke(
                 {"items": pending},
                 config={
                     "configurable": {"eval": context},

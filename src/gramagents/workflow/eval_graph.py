@@ -1,4 +1,4 @@
-"""The eval graph: plan → (model → [judge] → score) per chunk → report.
+"""The eval graph: plan → answer (model → judge → score) per chunk → report.
 
 `plan` renders every item once (a chat request, or a minimal pair's two scoring requests),
 asks the cache in one query which answers it already holds, and cuts the work into chunks
@@ -7,10 +7,10 @@ answers the cache holds in large chunks (they cost no model time, only bookkeepi
 rest in chunks of what the backend handles well at once (two local batches, or as many
 requests as may be in flight). Chunks are fanned out with `Send`. The model backend is not
 part of the graph: it arrives in the run config, so the same compiled graph runs a local
-transformers model and an API model. The `score` node reads each answer with its task's
-extraction chain and scores it, item by item (one pass over the chunk's items, while each is
-at hand), and appends the chunk's records. The `judge` node is in the graph only when some
-task is judged with a rubric.
+transformers model and an API model. A chunk's `answer` node asks the model, has the rubric
+judge score the answers of judged tasks (when there are any), then reads each answer with its
+task's extraction chain and scores it, item by item (one pass over the chunk's items, while
+each is at hand), and appends the chunk's records.
 """
 
 from __future__ import annotations
@@ -77,12 +77,6 @@ class ChunkState(TypedDict, total=False):
     likelihoods: list[tuple[Loglikelihood, Loglikelihood] | None]
     judgments: list[dict[str, Any] | None]
     """Per item: the rubric judge's verdict (judged tasks only)."""
-    answered: Annotated[int, operator.add]
-
-
-class ChunkOutput(TypedDict, total=False):
-    """What a chunk hands back to the parent graph: only its count (never its items)."""
-
     answered: Annotated[int, operator.add]
 
 
@@ -196,7 +190,7 @@ def fan_out(state: EvalState) -> list[Send]:
     return [Send("answer", chunk) for chunk in state.get("chunks", [])]
 
 
-async def generate(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
+async def generate(state: ChunkState, config: RunnableConfig) -> ChunkState:
     """Ask the model (the cache answers what it already knows)."""
     ctx = _context(config)
     model = ctx.model
@@ -416,24 +410,25 @@ async def report(state: EvalState, config: RunnableConfig) -> dict[str, Any]:
     return {}
 
 
-@lru_cache(maxsize=2)
-def eval_graph(judged: bool = False) -> Any:
-    """The compiled eval graph (built once per process); `judged` adds the rubric judge node."""
-    chunk = StateGraph(ChunkState, output_schema=ChunkOutput)
-    chunk.add_node("model", generate)
-    chunk.add_node("score", score)
-    chunk.add_edge(START, "model")
-    if judged:
-        chunk.add_node("judge", judge_answers)
-        chunk.add_edge("model", "judge")
-        chunk.add_edge("judge", "score")
-    else:
-        chunk.add_edge("model", "score")
-    chunk.add_edge("score", END)
+async def answer(chunk: ChunkState, config: RunnableConfig) -> dict[str, Any]:
+    """One chunk: model, then the judge (only when some task is judged), then score.
 
+    The steps run in one graph node, one `Send` per chunk: as a subgraph they cost LangGraph's
+    per-step bookkeeping for every step of every chunk (bench/graph.py).
+    """
+    # a new dict: the chunk given by the plan lives as long as the run, its answers must not
+    chunk = {**chunk, **(await generate(chunk, config))}
+    if _context(config).judge is not None:
+        chunk["judgments"] = (await judge_answers(chunk, config))["judgments"]
+    return await score(chunk, config)
+
+
+@lru_cache(maxsize=1)
+def eval_graph() -> Any:
+    """The compiled eval graph (built once per process)."""
     graph = StateGraph(EvalState)
     graph.add_node("plan", plan)
-    graph.add_node("answer", chunk.compile())
+    graph.add_node("answer", answer)  # type: ignore[arg-type]  # fed by Send, not the state
     graph.add_node("report", report)
     graph.add_edge(START, "plan")
     graph.add_conditional_edges("plan", fan_out, ["answer"])
