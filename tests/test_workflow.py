@@ -292,6 +292,26 @@ def test_limit_caps_items_per_task(tmp_path):
     assert counts.items == 10
 
 
+def test_counts_of_a_resumed_run_take_only_the_items_in_scope(tmp_path):
+    dataset, n = single_banks(tmp_path)
+    folder = tmp_path / "eval"
+    ScriptedBackend.register("always-x", lambda request: "x")  # no T/F: invalid answers
+    wide = evaluate(dataset, folder, limit=5, spec="scripted:always-x").manifest
+    assert (wide.counts.items, wide.counts.invalid, wide.counts.failed) == (10, 10, 0)
+    # fewer items per task: the earlier run's extra lines are not counted
+    narrow = evaluate(dataset, folder, limit=3, spec="scripted:always-x").manifest
+    assert (narrow.counts.items, narrow.counts.requests_sent) == (6, 0)
+    assert (narrow.counts.invalid, narrow.counts.failed, narrow.status) == (6, 0, "complete")
+    # more again: the earlier lines and this run's new ones add up, each once
+    wider = evaluate(dataset, folder, limit=7, spec="scripted:always-x").manifest
+    assert (wider.counts.items, wider.counts.requests_sent) == (14, 4)
+    assert (wider.counts.invalid, wider.counts.failed, wider.status) == (14, 0, "complete")
+    # a second model in the same folder is counted apart from the first
+    both = evaluate(dataset, folder, limit=7, spec="scripted:always-t").manifest
+    assert (both.counts.items, both.counts.requests_sent, both.counts.failed) == (14, 14, 0)
+    assert both.counts.invalid == 0
+
+
 def test_report_refreshes_and_compares_runs(tmp_path):
     from gramagents.report.runs import compare_runs, refresh_report
 

@@ -97,41 +97,46 @@ class Selection:
 def select_items(dataset: Dataset, limit: int | None) -> Selection:
     """Items in scope (at most `limit` per task), their tasks' specs and the run's tallies."""
     tasks: dict[str, TaskSpec] = {}
-    per_task: Counter[str] = Counter()
+    per_task: dict[str, int] = {}
     no_gold: Counter[str] = Counter()
     baselines: dict[str, list[float]] = defaultdict(list)
     templates: set[str] = set()
     rubrics: set[str] = set()
     chosen = []
-    for item in dataset.items:
-        spec = tasks.get(item.task) or get_task(item.task)
+    isfinite = math.isfinite
+    for item in dataset.items:  # one pass, with nothing in it that a run need not do
+        name = item.task
+        spec = tasks.get(name)
         if spec is None:
-            raise InputError(
-                dataset.path,
-                f"unknown task '{item.task}' (item '{item.id}')",
-                line=dataset.lines.get(item.id),
-                field="task",
-            )
-        tasks[item.task] = spec
-        if limit is not None and per_task[item.task] >= limit:
+            spec = get_task(name)
+            if spec is None:
+                raise InputError(
+                    dataset.path,
+                    f"unknown task '{name}' (item '{item.id}')",
+                    line=dataset.lines.get(item.id),
+                    field="task",
+                )
+            tasks[name] = spec
+        count = per_task.get(name, 0)
+        if limit is not None and count >= limit:
             continue
-        per_task[item.task] += 1
+        per_task[name] = count + 1
         chosen.append(item)
         templates.add(item.prompt.template)
         rubric = rubric_of(item, tasks)
         if rubric:
             rubrics.add(rubric)
         elif item.answer is None:
-            no_gold[item.task] += 1
+            no_gold[name] += 1
         value = spec.random_score(item)
-        if value is not None and math.isfinite(value):
-            baselines[item.task].append(value)
+        if value is not None and isfinite(value):
+            baselines[name].append(value)
     for template in templates:
         load_prompt(template)
     return Selection(
         items=chosen,
         tasks=tasks,
-        per_task=dict(per_task),
+        per_task=per_task,
         templates=sorted(templates),
         pair_tasks=sorted(t for t in per_task if tasks[t].mode == "loglikelihood"),
         rubrics=sorted(rubrics),
@@ -147,7 +152,12 @@ class RecordWriter:
         self.folder = folder
         self.summary = SummaryBuilder()
         self.scored: dict[tuple[str, str], bool] = {}
-        """(model, item) to whether its answer was invalid, for every score line."""
+        """(model, item) to whether its answer was invalid, for the score lines an earlier run
+        of the folder left (what this run need not ask again)."""
+        self.new_scores: Counter[str] = Counter()
+        """Per model: score lines this run appended (never one of `scored`'s items)."""
+        self.new_invalid: Counter[str] = Counter()
+        """Per model: those of them whose answer was invalid."""
         self.orphans: set[tuple[str, str]] = set()
         """(model, item) pairs whose response line exists but whose score line was lost."""
         self.written = 0
@@ -167,19 +177,26 @@ class RecordWriter:
     def __call__(self, responses: list[ResponseRecord], scores: list[ScoreRecord]) -> None:
         """Append one chunk's records (failures to `failures.jsonl`)."""
         orphans = self.orphans
-        fresh = [
-            r
-            for r in responses
-            if r.error is None and not (orphans and (r.model, r.item_id) in orphans)
-        ]
         failed = [r for r in responses if r.error is not None]
+        fresh = (
+            [
+                r
+                for r in responses
+                if r.error is None and not (orphans and (r.model, r.item_id) in orphans)
+            ]
+            if failed or orphans
+            else responses
+        )
         self.folder.appender("responses.jsonl").append(fresh)
         self.folder.appender("scores.jsonl").append(scores)
         if failed:
             self.folder.appender("failures.jsonl").append(failed)
+        add, counts, invalid = self.summary.add_score, self.new_scores, self.new_invalid
         for score in scores:
-            self.scored[score.model, score.item_id] = score.invalid
-            self.summary.add_score(score)
+            add(score)
+            counts[score.model] += 1
+            if score.invalid:
+                invalid[score.model] += 1
         self.written += len(fresh) + len(scores)
 
 
@@ -380,20 +397,25 @@ def _finish(
     judge: Model | None = None,
 ) -> None:
     labels = {m.label for m in models}
-    ids = {i.id for i in items}
-    in_scope = len(labels) * len(ids)
-    done = [
-        invalid
-        for (label, item), invalid in writer.scored.items()
-        if label in labels and item in ids
-    ]
+    in_scope = len(labels) * len(items)
+    # What this run scored is in scope by construction; what an earlier run left may not be
+    # (another --limit), so only those lines are checked against the items.
+    done = sum(writer.new_scores[label] for label in labels)
+    invalid = sum(writer.new_invalid[label] for label in labels)
+    if writer.scored:
+        ids = {i.id for i in items}
+        earlier = [
+            bad for (label, item), bad in writer.scored.items() if label in labels and item in ids
+        ]
+        done += len(earlier)
+        invalid += sum(earlier)
     manifest.counts = Counts(
         items=in_scope,
         requests_sent=sum(m.stats.requests_sent for m in models)
         + (judge.stats.requests_sent if judge else 0),
         cache_hits=sum(m.stats.cache_hits for m in models) + resumed,
-        invalid=sum(done),
-        failed=in_scope - len(done),
+        invalid=invalid,
+        failed=in_scope - done,
     )
     if judge is not None:
         manifest.judge = {
@@ -401,7 +423,7 @@ def _finish(
             "requests_sent": judge.stats.requests_sent,
             "cache_hits": judge.stats.cache_hits,
         }
-    manifest.status = "complete" if len(done) == in_scope else "partial"
+    manifest.status = "complete" if done == in_scope else "partial"
     manifest.finished = now_iso()
     write_eval_report(folder, manifest, writer.summary.summary())
     folder.write_manifest(manifest)
