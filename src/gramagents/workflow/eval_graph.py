@@ -204,12 +204,16 @@ async def generate(state: ChunkState, config: RunnableConfig) -> ChunkState:
         model.generate(chats, keys=state.get("chat_keys")) if chats else _nothing(),
         model.loglikelihood(scored, keys=state.get("pair_keys")) if scored else _nothing(),
     )
-    generations: list[Generation | None] = []
-    pairs: list[tuple[Loglikelihood, Loglikelihood] | None] = []
-    answer_iter, score_iter = iter(answers), iter(likelihoods)
-    for request, pair in zip(requests, item_pairs, strict=True):
-        generations.append(next(answer_iter) if request is not None else None)
-        pairs.append((next(score_iter), next(score_iter)) if pair is not None else None)
+    generations: list[Generation | None]
+    pairs: list[tuple[Loglikelihood, Loglikelihood] | None]
+    if not scored:  # no minimal pairs in the chunk: the answers are aligned already
+        generations, pairs = list(answers), [None] * len(requests)
+    else:
+        generations, pairs = [], []
+        answer_iter, score_iter = iter(answers), iter(likelihoods)
+        for request, pair in zip(requests, item_pairs, strict=True):
+            generations.append(next(answer_iter) if request is not None else None)
+            pairs.append((next(score_iter), next(score_iter)) if pair is not None else None)
     return {
         "requests": requests,
         "pairs": item_pairs,
@@ -359,6 +363,8 @@ async def score(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
     """Extract and score each answer, and append the records."""
     ctx = _context(config)
     label = ctx.model.label
+    tasks = ctx.tasks
+    meta_keys = {name: (*SCORE_META_KEYS, *spec.breakdowns) for name, spec in tasks.items()}
     responses: list[ResponseRecord] = []
     scores: list[ScoreRecord] = []
     judgments = state.get("judgments") or [None] * len(state["items"])
@@ -370,7 +376,7 @@ async def score(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
         judgments,
         strict=True,
     ):
-        spec = ctx.tasks[item.task]
+        spec = tasks[item.task]
         extraction = _extraction(spec, item, generation, pair)
         response = _response(label, item, request, generation, extraction, pair)
         responses.append(response)
@@ -385,7 +391,7 @@ async def score(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
             result = ItemScore({})
         else:
             result = score_item(spec.metric, extraction, item.answer, item.meta)
-        keys = (*SCORE_META_KEYS, *spec.breakdowns)
+        meta = item.meta
         scores.append(
             ScoreRecord(
                 model=label,
@@ -396,7 +402,7 @@ async def score(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
                 invalid=invalid,
                 scores=result.scores,
                 details=result.details,
-                meta={k: item.meta[k] for k in keys if k in item.meta},
+                meta={k: meta[k] for k in meta_keys[item.task] if k in meta},
             )
         )
     ctx.write(responses, scores)
