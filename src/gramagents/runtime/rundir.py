@@ -111,9 +111,12 @@ class JsonlAppender:
 
     def append(self, records: Iterable[BaseModel | dict[str, Any]]) -> None:
         """Append records, flushed to the operating system before returning."""
-        text = "".join(_line(r) for r in records)
-        if text:
-            self._handle.write(text)
+        lines = [
+            r.model_dump_json() if isinstance(r, BaseModel) else json.dumps(r, ensure_ascii=False)
+            for r in records
+        ]
+        if lines:
+            self._handle.write("\n".join(lines) + "\n")
             self._handle.flush()
 
     def close(self) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,44 +95,50 @@ class Selection:
 
 
 def select_items(dataset: Dataset, limit: int | None) -> Selection:
-    """Items in scope (at most `limit` per task), their tasks' specs and the run's tallies."""
+    """Items in scope (at most `limit` per task), their tasks' specs and the run's tallies.
+
+    One pass keeps the items in scope, in dataset order, and groups them by task; the tallies
+    are then taken task by task.
+    """
     tasks: dict[str, TaskSpec] = {}
-    per_task: dict[str, int] = {}
-    no_gold: Counter[str] = Counter()
-    baselines: dict[str, list[float]] = defaultdict(list)
-    templates: set[str] = set()
-    rubrics: set[str] = set()
-    chosen = []
-    isfinite = math.isfinite
-    for item in dataset.items:  # one pass, with nothing in it that a run need not do
-        name = item.task
-        spec = tasks.get(name)
-        if spec is None:
-            spec = get_task(name)
+    groups: dict[str, list[Item]] = {}
+    chosen: list[Item] = []
+    for item in dataset.items:
+        group = groups.get(item.task)
+        if group is None:
+            spec = get_task(item.task)
             if spec is None:
                 raise InputError(
                     dataset.path,
-                    f"unknown task '{name}' (item '{item.id}')",
+                    f"unknown task '{item.task}' (item '{item.id}')",
                     line=dataset.lines.get(item.id),
                     field="task",
                 )
-            tasks[name] = spec
-        count = per_task.get(name, 0)
-        if limit is not None and count >= limit:
-            continue
-        per_task[name] = count + 1
-        chosen.append(item)
-        templates.add(item.prompt.template)
-        rubric = rubric_of(item, tasks)
-        if rubric:
-            rubrics.add(rubric)
-        elif item.answer is None:
-            no_gold[name] += 1
-        value = spec.random_score(item)
-        if value is not None and isfinite(value):
-            baselines[name].append(value)
+            tasks[item.task] = spec
+            group = groups[item.task] = []
+        if limit is None or len(group) < limit:
+            group.append(item)
+            chosen.append(item)
+    templates = {item.prompt.template for item in chosen}
     for template in templates:
         load_prompt(template)
+    rubrics: set[str] = set()
+    no_gold: dict[str, int] = {}
+    baselines: dict[str, float] = {}
+    for name, group in groups.items():
+        judged_by = [rubric_of(item, tasks) for item in group]
+        rubrics.update(r for r in judged_by if r)
+        missing = sum(
+            1 for item, r in zip(group, judged_by, strict=True) if not r and item.answer is None
+        )
+        if missing:
+            no_gold[name] = missing
+        values = [
+            v for v in map(tasks[name].random_score, group) if v is not None and math.isfinite(v)
+        ]
+        if values:
+            baselines[name] = sum(values) / len(values)
+    per_task = {name: len(group) for name, group in groups.items() if group}
     return Selection(
         items=chosen,
         tasks=tasks,
@@ -140,8 +146,8 @@ def select_items(dataset: Dataset, limit: int | None) -> Selection:
         templates=sorted(templates),
         pair_tasks=sorted(t for t in per_task if tasks[t].mode == "loglikelihood"),
         rubrics=sorted(rubrics),
-        no_gold=dict(no_gold),
-        random_baselines={t: sum(v) / len(v) for t, v in baselines.items() if v},
+        no_gold=no_gold,
+        random_baselines=baselines,
     )
 
 

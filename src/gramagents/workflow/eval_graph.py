@@ -240,23 +240,6 @@ def _pair_extraction(good: Loglikelihood, bad: Loglikelihood) -> Extraction:
     )
 
 
-def _extraction(
-    spec: TaskSpec,
-    item: Item,
-    generation: Generation | None,
-    pair: tuple[Loglikelihood, Loglikelihood] | None,
-) -> Extraction:
-    """The answer read out of a completion by the task's chain, or a minimal pair's scores."""
-    if pair is not None:
-        return _pair_extraction(*pair)
-    assert generation is not None
-    return extract(
-        spec.extractor,
-        None if generation.error else generation.text,
-        {**item.prompt.vars, **item.meta},
-    )
-
-
 async def judge_answers(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
     """Have the rubric judge score the answers of judged tasks (others pass through)."""
     ctx = _context(config)
@@ -324,39 +307,23 @@ def _judged(verdict: dict[str, Any], answer: str) -> tuple[ItemScore, bool]:
     return ItemScore({"judge_pct": pct, "judge_total": total}, details), False
 
 
-def _response(
-    label: str,
-    item: Item,
-    request: ChatRequest | None,
-    generation: Generation | None,
-    extraction: Extraction,
-    pair: tuple[Loglikelihood, Loglikelihood] | None,
-) -> ResponseRecord:
-    if pair is not None:
-        value = extraction.value
-        return ResponseRecord(
-            model=label,
-            item_id=item.id,
-            task=item.task,
-            raw=None,
-            extracted="good" if value["good"] > value["bad"] else "bad",
-            rule=extraction.rule,
-            cached=pair[0].cached and pair[1].cached,
-            logprobs=value,
-        )
-    assert generation is not None and request is not None
-    return ResponseRecord(
+def _pair_response(
+    label: str, item: Item, pair: tuple[Loglikelihood, Loglikelihood]
+) -> tuple[Extraction, ResponseRecord]:
+    """A minimal pair's scores as an extraction, and its response record."""
+    extraction = _pair_extraction(*pair)
+    value = extraction.value
+    response = ResponseRecord(
         model=label,
         item_id=item.id,
         task=item.task,
-        raw=None if generation.error else generation.text,
-        extracted=extraction.value,
+        raw=None,
+        extracted="good" if value["good"] > value["bad"] else "bad",
         rule=extraction.rule,
-        latency_s=round(generation.latency_s, 4),
-        cached=generation.cached,
-        error=generation.error,
-        prompt_hash=request.prompt_hash,
+        cached=pair[0].cached and pair[1].cached,
+        logprobs=value,
     )
+    return extraction, response
 
 
 async def score(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
@@ -377,8 +344,24 @@ async def score(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
         strict=True,
     ):
         spec = tasks[item.task]
-        extraction = _extraction(spec, item, generation, pair)
-        response = _response(label, item, request, generation, extraction, pair)
+        if pair is not None:
+            extraction, response = _pair_response(label, item, pair)
+        else:  # a completion: read by the task's extraction chain
+            assert generation is not None and request is not None
+            text = None if generation.error else generation.text
+            extraction = extract(spec.extractor, text, {**item.prompt.vars, **item.meta})
+            response = ResponseRecord(
+                model=label,
+                item_id=item.id,
+                task=item.task,
+                raw=text,
+                extracted=extraction.value,
+                rule=extraction.rule,
+                latency_s=round(generation.latency_s, 4),
+                cached=generation.cached,
+                error=generation.error,
+                prompt_hash=request.prompt_hash,
+            )
         responses.append(response)
         if response.error is not None:
             continue  # a failure is re-asked when the run is resumed; it has no score
