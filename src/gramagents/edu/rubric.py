@@ -349,7 +349,7 @@ class Judgment(BaseModel):
 
     @model_validator(mode="after")
     def _total_adds_up(self) -> Judgment:
-        total: float = getattr(self, "total")  # noqa: B009 - declared by the subclass
+        total = self.total_score()
         lo, hi = self.scale
         if not lo - 1e-9 <= total <= hi + 1e-9:
             raise ValueError(f"total {_num(total)} is outside the scale {_num(lo)}-{_num(hi)}")
@@ -360,6 +360,10 @@ class Judgment(BaseModel):
                 "the total must be the sum of the dimension scores"
             )
         return self
+
+    def total_score(self) -> float:
+        """The judge's total (the field `total`, declared by the subclass)."""
+        return float(getattr(self, "total"))  # noqa: B009 - not declared on the base
 
     def dimension_scores(self) -> dict[str, float]:
         """Scores by dimension name, in the rubric's order."""

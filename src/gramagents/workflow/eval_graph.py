@@ -274,7 +274,7 @@ async def judge_one(judge: Model, rubric: Rubric, task_input: str, answer: str) 
 
     template = load_prompt(JUDGE_PROMPT)
     outcome = await judge.structured(
-        [Message(**m) for m in judge_messages(rubric, task_input, answer)],
+        [Message.model_validate(m) for m in judge_messages(rubric, task_input, answer)],
         judgment_model(rubric),
         params=GenParams(temperature=0.0, max_tokens=384),
         prompt_hash=template.hash,
@@ -292,7 +292,7 @@ async def judge_one(judge: Model, rubric: Rubric, task_input: str, answer: str) 
         verdict["unreachable"] = outcome.unreachable
         return verdict
     verdict["dimensions"] = outcome.value.dimension_scores()
-    verdict["total"] = float(outcome.value.total)
+    verdict["total"] = outcome.value.total_score()
     verdict["reason"] = getattr(outcome.value, "reason", "")
     return verdict
 
