@@ -326,3 +326,33 @@ def test_report_refreshes_and_compares_runs(tmp_path):
     table = compare_runs([tmp_path / "one", tmp_path / "two", tmp_path / "build"])
     assert "| one | scripted:always-t | 1.000 (0.00 inv.) | 0.000 (0.00 inv.) |" in table
     assert "| two | scripted:always-f | 0.000 (0.00 inv.) | 1.000 (0.00 inv.) |" in table
+
+
+def test_a_chunk_s_records_count_only_once_committed(tmp_path):
+    from gramagents.records import ResponseRecord, ScoreRecord
+    from gramagents.runtime.rundir import RunFolder
+    from gramagents.workflow.eval import RecordWriter
+
+    folder = RunFolder.open(tmp_path / "run", "eval")
+    writer = RecordWriter(folder)
+    chunk = writer.chunk()
+    for n, (raw, invalid) in enumerate([("T", False), ("?", True)]):
+        response = ResponseRecord(model="m", item_id=f"i{n}", task="single-t", raw=raw)
+        score = ScoreRecord(
+            model="m", item_id=f"i{n}", task="single-t", invalid=invalid, scores={"acc": 1.0}
+        )
+        chunk.add(response, score)
+    chunk.add(ResponseRecord(model="m", item_id="i2", task="single-t", raw=None, error="timeout"))
+    # stopped before the commit: nothing written, nothing counted
+    assert not writer.new_scores and writer.summary.summary().tallies == {}
+    chunk.commit()
+    folder.close()
+    assert writer.new_scores == {"m": 2} and writer.new_invalid == {"m": 1}
+    assert writer.summary.summary().tallies["m", "single-t"].n == 2
+    lines = {
+        name: (tmp_path / "run" / name).read_text().splitlines()
+        for name in ("responses.jsonl", "scores.jsonl", "failures.jsonl")
+    }
+    assert [json.loads(x)["item_id"] for x in lines["responses.jsonl"]] == ["i0", "i1"]
+    assert [json.loads(x)["item_id"] for x in lines["scores.jsonl"]] == ["i0", "i1"]
+    assert [json.loads(x)["error"] for x in lines["failures.jsonl"]] == ["timeout"]

@@ -19,6 +19,10 @@ from ..tasks.registry import Aggregate
 
 DEFAULT_BREAKDOWNS = ("category", "level", "language")
 
+ScoreEntry = tuple[str, str, dict[str, float], bool, dict[str, Any], dict[str, Any] | None]
+"""A score record as `SummaryBuilder.entry` keeps it: model, task, scores, invalid, meta and,
+for tasks that aggregate their own records, the record."""
+
 
 @dataclass
 class Tally:
@@ -147,6 +151,24 @@ class SummaryBuilder:
             score.meta,
             lambda: score.model_dump(mode="json"),
         )
+
+    def entry(self, score: ScoreRecord) -> ScoreEntry | None:
+        """What counting `score` takes, kept without the record itself (None: nothing to count).
+
+        For a caller that makes many records and counts them later (once they are written):
+        the record can go as soon as it is serialised. Tasks that aggregate their own records
+        keep the record's JSON form.
+        """
+        if not score.scores:
+            return None
+        spec = self._spec(score.task)
+        record = score.model_dump(mode="json") if spec and spec.aggregate is not None else None
+        return (score.model, score.task, score.scores, score.invalid, score.meta, record)
+
+    def add_entries(self, entries: list[ScoreEntry]) -> None:
+        """Count entries made by `entry`, in order."""
+        for model, task, scores, invalid, meta, record in entries:
+            self._add(model, task, scores, invalid, meta, lambda record=record: record)
 
     def _add(
         self,

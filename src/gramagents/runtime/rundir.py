@@ -111,10 +111,17 @@ class JsonlAppender:
 
     def append(self, records: Iterable[BaseModel | dict[str, Any]]) -> None:
         """Append records, flushed to the operating system before returning."""
-        lines = [
-            r.model_dump_json() if isinstance(r, BaseModel) else json.dumps(r, ensure_ascii=False)
-            for r in records
-        ]
+        self.append_lines(
+            [
+                r.model_dump_json()
+                if isinstance(r, BaseModel)
+                else json.dumps(r, ensure_ascii=False)
+                for r in records
+            ]
+        )
+
+    def append_lines(self, lines: list[str]) -> None:
+        """Append records already serialised (one JSON object each, no newline), flushed."""
         if lines:
             self._handle.write("\n".join(lines) + "\n")
             self._handle.flush()

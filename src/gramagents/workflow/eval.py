@@ -22,7 +22,7 @@ from ..models.base import Backend
 from ..progress import ProgressSink, SilentProgress
 from ..records import Counts, Item, ResponseRecord, RunManifest, ScoreRecord
 from ..report.runs import write_eval_report
-from ..report.summary import SummaryBuilder
+from ..report.summary import ScoreEntry, SummaryBuilder
 from ..resources import file_hash
 from ..runtime.cache import NullCache, ResponseCache
 from ..runtime.memory import collected_every, long_lived
@@ -180,30 +180,56 @@ class RecordWriter:
         }
         self.orphans = answered - set(self.scored)
 
-    def __call__(self, responses: list[ResponseRecord], scores: list[ScoreRecord]) -> None:
-        """Append one chunk's records (failures to `failures.jsonl`)."""
-        orphans = self.orphans
-        failed = [r for r in responses if r.error is not None]
-        fresh = (
-            [
-                r
-                for r in responses
-                if r.error is None and not (orphans and (r.model, r.item_id) in orphans)
-            ]
-            if failed or orphans
-            else responses
-        )
-        self.folder.appender("responses.jsonl").append(fresh)
-        self.folder.appender("scores.jsonl").append(scores)
-        if failed:
-            self.folder.appender("failures.jsonl").append(failed)
-        add, counts, invalid = self.summary.add_score, self.new_scores, self.new_invalid
-        for score in scores:
-            add(score)
-            counts[score.model] += 1
+    def chunk(self) -> ChunkRecords:
+        """A buffer for one chunk's records, appended together by its `commit`."""
+        return ChunkRecords(self)
+
+
+class ChunkRecords:
+    """One chunk's records on their way to the run folder.
+
+    Each record is serialised as it is added, so the record objects do not outlive their item
+    (a chunk of kept records costs the eval more than their JSON lines, measured in
+    bench/graph.py); `commit` appends the lines and only then counts the scores, so a run
+    stopped in the middle of a chunk counts none of it.
+    """
+
+    def __init__(self, writer: RecordWriter) -> None:
+        self.writer = writer
+        self.responses: list[str] = []
+        self.failures: list[str] = []
+        self.scores: list[str] = []
+        self.entries: list[ScoreEntry] = []
+        self.counts: Counter[str] = Counter()
+        self.invalid: Counter[str] = Counter()
+
+    def add(self, response: ResponseRecord, score: ScoreRecord | None = None) -> None:
+        """One item's response (a failure goes to `failures.jsonl`) and its score, if any."""
+        orphans = self.writer.orphans
+        if response.error is not None:
+            self.failures.append(response.model_dump_json())
+        elif not (orphans and (response.model, response.item_id) in orphans):
+            self.responses.append(response.model_dump_json())
+        if score is not None:
+            self.scores.append(score.model_dump_json())
+            entry = self.writer.summary.entry(score)
+            if entry is not None:
+                self.entries.append(entry)
+            self.counts[score.model] += 1
             if score.invalid:
-                invalid[score.model] += 1
-        self.written += len(fresh) + len(scores)
+                self.invalid[score.model] += 1
+
+    def commit(self) -> None:
+        """Append the chunk's lines (flushed), then count its scores."""
+        writer, folder = self.writer, self.writer.folder
+        folder.appender("responses.jsonl").append_lines(self.responses)
+        folder.appender("scores.jsonl").append_lines(self.scores)
+        if self.failures:
+            folder.appender("failures.jsonl").append_lines(self.failures)
+        writer.summary.add_entries(self.entries)
+        writer.new_scores.update(self.counts)
+        writer.new_invalid.update(self.invalid)
+        writer.written += len(self.responses) + len(self.scores)
 
 
 def _check_resumable(folder: RunFolder, dataset: Dataset) -> RunManifest | None:
@@ -366,7 +392,7 @@ async def _evaluate_model(
             context = EvalContext(
                 model=model,
                 tasks=tasks,
-                write=writer,
+                records=writer.chunk,
                 advance=advance,
                 report=report,
                 judge=judge,

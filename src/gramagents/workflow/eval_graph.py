@@ -47,6 +47,7 @@ from ..templates import PromptTemplate, load_prompt
 
 if TYPE_CHECKING:
     from ..edu.rubric import Rubric
+    from .eval import ChunkRecords
 
 SCORE_META_KEYS = ("point", "name", "category", "level", "language", "position")
 
@@ -86,7 +87,8 @@ class EvalContext:
 
     model: Model
     tasks: dict[str, TaskSpec]
-    write: Callable[[list[ResponseRecord], list[ScoreRecord]], None]
+    records: Callable[[], ChunkRecords]
+    """A buffer for one chunk's records (`RecordWriter.chunk`)."""
     advance: Callable[[int], None]
     report: Callable[[], object]
     judge: Model | None = None
@@ -332,8 +334,8 @@ async def score(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
     label = ctx.model.label
     tasks = ctx.tasks
     meta_keys = {name: (*SCORE_META_KEYS, *spec.breakdowns) for name, spec in tasks.items()}
-    responses: list[ResponseRecord] = []
-    scores: list[ScoreRecord] = []
+    records = ctx.records()
+    scored = 0
     judgments = state.get("judgments") or [None] * len(state["items"])
     for item, request, generation, pair, verdict in zip(
         state["items"],
@@ -362,11 +364,12 @@ async def score(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
                 error=generation.error,
                 prompt_hash=request.prompt_hash,
             )
-        responses.append(response)
-        if response.error is not None:
-            continue  # a failure is re-asked when the run is resumed; it has no score
+        if response.error is not None:  # re-asked when the run is resumed; it has no score
+            records.add(response)
+            continue
         if verdict is not None and verdict.get("unreachable"):
-            continue  # the judge could not be reached: judged again when the run is resumed
+            records.add(response)  # judged again when the run is resumed
+            continue
         invalid = extraction.invalid
         if verdict is not None:
             result, invalid = _judged(verdict, response.raw or "")
@@ -375,22 +378,22 @@ async def score(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
         else:
             result = score_item(spec.metric, extraction, item.answer, item.meta)
         meta = item.meta
-        scores.append(
-            ScoreRecord(
-                model=label,
-                item_id=item.id,
-                task=item.task,
-                gold=item.answer,
-                extracted=response.extracted,
-                invalid=invalid,
-                scores=result.scores,
-                details=result.details,
-                meta={k: meta[k] for k in meta_keys[item.task] if k in meta},
-            )
+        score = ScoreRecord(
+            model=label,
+            item_id=item.id,
+            task=item.task,
+            gold=item.answer,
+            extracted=response.extracted,
+            invalid=invalid,
+            scores=result.scores,
+            details=result.details,
+            meta={k: meta[k] for k in meta_keys[item.task] if k in meta},
         )
-    ctx.write(responses, scores)
+        records.add(response, score)  # serialised now: neither record outlives its item
+        scored += 1
+    records.commit()
     ctx.advance(len(state["items"]))
-    return {"answered": len(scores)}
+    return {"answered": scored}
 
 
 async def report(state: EvalState, config: RunnableConfig) -> dict[str, Any]:
