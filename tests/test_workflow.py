@@ -335,7 +335,7 @@ def test_a_chunk_s_records_count_only_once_committed(tmp_path):
 
     folder = RunFolder.open(tmp_path / "run", "eval")
     writer = RecordWriter(folder)
-    chunk = writer.chunk()
+    chunk = writer.chunk("m")
     for n, (raw, invalid) in enumerate([("T", False), ("?", True)]):
         response = ResponseRecord(model="m", item_id=f"i{n}", task="single-t", raw=raw)
         score = ScoreRecord(

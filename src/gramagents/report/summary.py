@@ -136,21 +136,14 @@ class SummaryBuilder:
             scores,
             bool(record.get("invalid")),
             record.get("meta") or {},
-            lambda: record,
+            record,
         )
 
     def add_score(self, score: ScoreRecord) -> None:
         """Count one score record as it is written."""
-        if not score.scores:
-            return
-        self._add(
-            score.model,
-            score.task,
-            score.scores,
-            score.invalid,
-            score.meta,
-            lambda: score.model_dump(mode="json"),
-        )
+        entry = self.entry(score)
+        if entry is not None:
+            self.add_entries([entry])
 
     def entry(self, score: ScoreRecord) -> ScoreEntry | None:
         """What counting `score` takes, kept without the record itself (None: nothing to count).
@@ -167,8 +160,8 @@ class SummaryBuilder:
 
     def add_entries(self, entries: list[ScoreEntry]) -> None:
         """Count entries made by `entry`, in order."""
-        for model, task, scores, invalid, meta, record in entries:
-            self._add(model, task, scores, invalid, meta, lambda record=record: record)
+        for entry in entries:
+            self._add(*entry)
 
     def _add(
         self,
@@ -177,8 +170,9 @@ class SummaryBuilder:
         scores: dict[str, float],
         invalid: bool,
         meta: dict[str, Any],
-        as_record: Any,
+        record: dict[str, Any] | None,
     ) -> None:
+        """Count one score; `record` (its JSON form) is kept for tasks that aggregate records."""
         spec = self._spec(task)
         metric = self._metrics.get(task)
         if metric is None:
@@ -186,7 +180,8 @@ class SummaryBuilder:
         value = float(scores.get(metric, 0.0))
         self._tallies[model, task].add(value, invalid)
         if spec is not None and spec.aggregate is not None:
-            self._kept[model, task].append(as_record())  # scored by the task's aggregation
+            assert record is not None, f"{task}: aggregated, but its record was not kept"
+            self._kept[model, task].append(record)  # scored by the task's aggregation
         else:
             for other, other_value in scores.items():
                 if other != metric:

@@ -109,19 +109,8 @@ class JsonlAppender:
         self.path = path
         self._handle: IO[str] = path.open("a", encoding="utf-8", newline="\n")
 
-    def append(self, records: Iterable[BaseModel | dict[str, Any]]) -> None:
-        """Append records, flushed to the operating system before returning."""
-        self.append_lines(
-            [
-                r.model_dump_json()
-                if isinstance(r, BaseModel)
-                else json.dumps(r, ensure_ascii=False)
-                for r in records
-            ]
-        )
-
-    def append_lines(self, lines: list[str]) -> None:
-        """Append records already serialised (one JSON object each, no newline), flushed."""
+    def append(self, lines: list[str]) -> None:
+        """Append serialised records (one JSON object each, no newline), flushed to the OS."""
         if lines:
             self._handle.write("\n".join(lines) + "\n")
             self._handle.flush()

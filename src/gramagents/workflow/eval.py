@@ -180,13 +180,13 @@ class RecordWriter:
         }
         self.orphans = answered - set(self.scored)
 
-    def chunk(self) -> ChunkRecords:
-        """A buffer for one chunk's records, appended together by its `commit`."""
-        return ChunkRecords(self)
+    def chunk(self, model: str) -> ChunkRecords:
+        """A buffer for one chunk's records of `model`, appended together by its `commit`."""
+        return ChunkRecords(self, model)
 
 
 class ChunkRecords:
-    """One chunk's records on their way to the run folder.
+    """One chunk's records (all of one model) on their way to the run folder.
 
     Each record is serialised as it is added, so the record objects do not outlive their item
     (a chunk of kept records costs the eval more than their JSON lines, measured in
@@ -194,41 +194,39 @@ class ChunkRecords:
     stopped in the middle of a chunk counts none of it.
     """
 
-    def __init__(self, writer: RecordWriter) -> None:
+    def __init__(self, writer: RecordWriter, model: str) -> None:
         self.writer = writer
+        self.model = model
         self.responses: list[str] = []
         self.failures: list[str] = []
         self.scores: list[str] = []
         self.entries: list[ScoreEntry] = []
-        self.counts: Counter[str] = Counter()
-        self.invalid: Counter[str] = Counter()
+        self.invalid = 0
 
     def add(self, response: ResponseRecord, score: ScoreRecord | None = None) -> None:
         """One item's response (a failure goes to `failures.jsonl`) and its score, if any."""
         orphans = self.writer.orphans
         if response.error is not None:
             self.failures.append(response.model_dump_json())
-        elif not (orphans and (response.model, response.item_id) in orphans):
+        elif not (orphans and (self.model, response.item_id) in orphans):
             self.responses.append(response.model_dump_json())
         if score is not None:
             self.scores.append(score.model_dump_json())
             entry = self.writer.summary.entry(score)
             if entry is not None:
                 self.entries.append(entry)
-            self.counts[score.model] += 1
-            if score.invalid:
-                self.invalid[score.model] += 1
+            self.invalid += score.invalid
 
     def commit(self) -> None:
         """Append the chunk's lines (flushed), then count its scores."""
         writer, folder = self.writer, self.writer.folder
-        folder.appender("responses.jsonl").append_lines(self.responses)
-        folder.appender("scores.jsonl").append_lines(self.scores)
+        folder.appender("responses.jsonl").append(self.responses)
+        folder.appender("scores.jsonl").append(self.scores)
         if self.failures:
-            folder.appender("failures.jsonl").append_lines(self.failures)
+            folder.appender("failures.jsonl").append(self.failures)
         writer.summary.add_entries(self.entries)
-        writer.new_scores.update(self.counts)
-        writer.new_invalid.update(self.invalid)
+        writer.new_scores[self.model] += len(self.scores)
+        writer.new_invalid[self.model] += self.invalid
         writer.written += len(self.responses) + len(self.scores)
 
 

@@ -87,8 +87,8 @@ class EvalContext:
 
     model: Model
     tasks: dict[str, TaskSpec]
-    records: Callable[[], ChunkRecords]
-    """A buffer for one chunk's records (`RecordWriter.chunk`)."""
+    records: Callable[[str], ChunkRecords]
+    """A buffer for one chunk's records of a model (`RecordWriter.chunk`)."""
     advance: Callable[[int], None]
     report: Callable[[], object]
     judge: Model | None = None
@@ -334,7 +334,7 @@ async def score(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
     label = ctx.model.label
     tasks = ctx.tasks
     meta_keys = {name: (*SCORE_META_KEYS, *spec.breakdowns) for name, spec in tasks.items()}
-    records = ctx.records()
+    records = ctx.records(label)
     scored = 0
     judgments = state.get("judgments") or [None] * len(state["items"])
     for item, request, generation, pair, verdict in zip(
