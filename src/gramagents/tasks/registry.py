@@ -84,9 +84,20 @@ def known_tasks() -> list[str]:
     return sorted(_TASKS)
 
 
-def constant(value: float) -> Callable[[Any], float]:
+@dataclass(frozen=True)
+class Constant:
+    """A baseline that is the same for every item (its mean needs no call per item)."""
+
+    value: float
+
+    def __call__(self, _item: Any) -> float:
+        """The baseline of any item."""
+        return self.value
+
+
+def constant(value: float) -> Constant:
     """A baseline that is the same for every item."""
-    return lambda _item: value
+    return Constant(value)
 
 
 # --- bank builders ----------------------------------------------------------------------------

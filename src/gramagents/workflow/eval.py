@@ -32,7 +32,7 @@ from ..runtime.rundir import RunFolder, iter_jsonl, now_iso, repair_jsonl
 from ..sources.answers import apply_answer_file
 from ..sources.datasets import Dataset, read_dataset
 from ..tasks import TaskSpec, get_task
-from ..tasks.registry import rubric_of
+from ..tasks.registry import Constant
 from ..templates import load_prompt
 from ..versions import package_versions
 
@@ -97,12 +97,18 @@ class Selection:
 def select_items(dataset: Dataset, limit: int | None) -> Selection:
     """Items in scope (at most `limit` per task), their tasks' specs and the run's tallies.
 
-    One pass keeps the items in scope, in dataset order, and groups them by task; the tallies
-    are then taken task by task.
+    One pass keeps the items in scope, in dataset order, groups them by task and notes what
+    the tallies need of each item while it is at hand; the rest is taken task by task.
     """
     tasks: dict[str, TaskSpec] = {}
     groups: dict[str, list[Item]] = {}
     chosen: list[Item] = []
+    templates: set[str] = set()
+    rubrics: set[str] = set()
+    own_rubric: dict[str, int] = {}
+    """Per task: items that name their own rubric (it overrides the task's)."""
+    unanswered: dict[str, int] = {}
+    """Per task: items with neither a gold answer nor a rubric of their own."""
     for item in dataset.items:
         group = groups.get(item.task)
         if group is None:
@@ -116,28 +122,32 @@ def select_items(dataset: Dataset, limit: int | None) -> Selection:
                 )
             tasks[item.task] = spec
             group = groups[item.task] = []
-        if limit is None or len(group) < limit:
-            group.append(item)
-            chosen.append(item)
-    templates = {item.prompt.template for item in chosen}
+            own_rubric[item.task] = unanswered[item.task] = 0
+        if limit is not None and len(group) >= limit:
+            continue
+        group.append(item)
+        chosen.append(item)
+        templates.add(item.prompt.template)
+        rubric = item.meta.get("rubric")
+        if rubric:
+            rubrics.add(rubric)
+            own_rubric[item.task] += 1
+        elif item.answer is None:
+            unanswered[item.task] += 1
     for template in templates:
         load_prompt(template)
-    rubrics: set[str] = set()
     no_gold: dict[str, int] = {}
     baselines: dict[str, float] = {}
     for name, group in groups.items():
-        judged_by = [rubric_of(item, tasks) for item in group]
-        rubrics.update(r for r in judged_by if r)
-        missing = sum(
-            1 for item, r in zip(group, judged_by, strict=True) if not r and item.answer is None
-        )
-        if missing:
-            no_gold[name] = missing
-        values = [
-            v for v in map(tasks[name].random_score, group) if v is not None and math.isfinite(v)
-        ]
-        if values:
-            baselines[name] = sum(values) / len(values)
+        spec = tasks[name]
+        if spec.rubric:  # the task's rubric judges every item without one of its own
+            if own_rubric[name] < len(group):
+                rubrics.add(spec.rubric)
+        elif unanswered[name]:
+            no_gold[name] = unanswered[name]
+        mean = _mean_baseline(spec, group)
+        if mean is not None:
+            baselines[name] = mean
     per_task = {name: len(group) for name, group in groups.items() if group}
     return Selection(
         items=chosen,
@@ -149,6 +159,19 @@ def select_items(dataset: Dataset, limit: int | None) -> Selection:
         no_gold=no_gold,
         random_baselines=baselines,
     )
+
+
+def _mean_baseline(spec: TaskSpec, group: list[Item]) -> float | None:
+    """The mean of the task's random baselines over its items (those that have one)."""
+    baseline = spec.random_baseline
+    if baseline is None:
+        return None
+    if isinstance(baseline, Constant):  # the same for every item: no call per item
+        values = [baseline.value] if group else []
+    else:
+        values = list(map(baseline, group))
+    finite = [v for v in values if v is not None and math.isfinite(v)]
+    return sum(finite) / len(finite) if finite else None
 
 
 class RecordWriter:
