@@ -95,6 +95,8 @@ class EvalContext:
     """The rubric judge, when some task is judged."""
     rubrics: dict[str, Rubric] = field(default_factory=dict)
     """The rubrics of the judged items, by the name items and tasks give (loaded once)."""
+    templates: dict[str, PromptTemplate] = field(default_factory=dict)
+    """Prompt templates by name, each loaded once per run (as the manifest hashed them)."""
 
 
 def _context(config: RunnableConfig) -> EvalContext:
@@ -102,14 +104,16 @@ def _context(config: RunnableConfig) -> EvalContext:
 
 
 def _render(
-    items: list[Item], tasks: dict[str, TaskSpec]
+    items: list[Item], tasks: dict[str, TaskSpec], templates: dict[str, PromptTemplate]
 ) -> tuple[
     list[ChatRequest | None], list[tuple[LoglikelihoodRequest, LoglikelihoodRequest] | None]
 ]:
-    """Each item's chat request, or for a minimal pair its two scoring requests."""
+    """Each item's chat request, or for a minimal pair its two scoring requests.
+
+    `templates` holds the templates loaded so far (those missing are loaded and added).
+    """
     requests: list[ChatRequest | None] = []
     pairs: list[tuple[LoglikelihoodRequest, LoglikelihoodRequest] | None] = []
-    templates: dict[str, PromptTemplate] = {}
     for item in items:
         spec = tasks[item.task]
         if spec.mode == "loglikelihood":
@@ -150,7 +154,7 @@ async def plan(state: EvalState, config: RunnableConfig) -> dict[str, Any]:
     if not model.cache.enabled:
         return {"chunks": [{"items": items[k : k + size]} for k in range(0, len(items), size)]}
     with collector_paused():
-        requests, pairs = _render(items, ctx.tasks)
+        requests, pairs = _render(items, ctx.tasks, ctx.templates)
         chat_keys = model.chat_keys([r for r in requests if r is not None])
         pairs_flat = [r for pair in pairs if pair is not None for r in pair]
         pair_keys = model.likelihood_keys(pairs_flat)
@@ -199,13 +203,20 @@ async def generate(state: ChunkState, config: RunnableConfig) -> ChunkState:
     if "requests" in state:
         requests, item_pairs = state["requests"], state["pairs"]
     else:  # no cache: the plan left the rendering to the chunk
-        requests, item_pairs = _render(state["items"], ctx.tasks)
+        requests, item_pairs = _render(state["items"], ctx.tasks, ctx.templates)
     chats = [r for r in requests if r is not None]
     scored = [r for pair in item_pairs if pair is not None for r in pair]
-    answers, likelihoods = await asyncio.gather(
-        model.generate(chats, keys=state.get("chat_keys")) if chats else _nothing(),
-        model.loglikelihood(scored, keys=state.get("pair_keys")) if scored else _nothing(),
-    )
+    answers: list[Generation] = []
+    likelihoods: list[Loglikelihood] = []
+    if chats and scored:  # both kinds in one chunk: asked side by side
+        answers, likelihoods = await asyncio.gather(
+            model.generate(chats, keys=state.get("chat_keys")),
+            model.loglikelihood(scored, keys=state.get("pair_keys")),
+        )
+    elif chats:  # awaited directly: a backend that answers at once lets the chunk run through
+        answers = await model.generate(chats, keys=state.get("chat_keys"))
+    elif scored:
+        likelihoods = await model.loglikelihood(scored, keys=state.get("pair_keys"))
     generations: list[Generation | None]
     pairs: list[tuple[Loglikelihood, Loglikelihood] | None]
     if not scored:  # no minimal pairs in the chunk: the answers are aligned already
@@ -222,10 +233,6 @@ async def generate(state: ChunkState, config: RunnableConfig) -> ChunkState:
         "generations": generations,
         "likelihoods": pairs,
     }
-
-
-async def _nothing() -> list[Any]:
-    return []
 
 
 def _pair_extraction(good: Loglikelihood, bad: Loglikelihood) -> Extraction:
