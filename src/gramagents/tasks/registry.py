@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -49,9 +50,17 @@ class TaskSpec:
     """Id (or path) of the rubric a judge scores this task's answers with (`rubrics/`); the
     item's `meta.rubric` overrides it. Judged tasks score `judge_total` and `judge_pct`."""
 
-    def random_score(self, item: Item) -> float | None:
-        """The random baseline for `item`, if the task defines one."""
-        return self.random_baseline(item) if self.random_baseline else None
+    def random_mean(self, items: list[Item]) -> float | None:
+        """The mean random baseline over `items` (those with a finite one), if the task has one."""
+        baseline = self.random_baseline
+        if baseline is None or not items:
+            return None
+        if isinstance(baseline, Constant):  # the same for every item: no call per item
+            values = [baseline.value]
+        else:
+            values = list(map(baseline, items))
+        finite = [v for v in values if v is not None and math.isfinite(v)]
+        return sum(finite) / len(finite) if finite else None
 
 
 _TASKS: dict[str, TaskSpec] = {}

@@ -9,7 +9,6 @@ lost to a kill are served from the response cache.
 from __future__ import annotations
 
 import hashlib
-import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ from ..runtime.rundir import RunFolder, iter_jsonl, now_iso, repair_jsonl
 from ..sources.answers import apply_answer_file
 from ..sources.datasets import Dataset, read_dataset
 from ..tasks import TaskSpec, get_task
-from ..tasks.registry import Constant
+from ..tasks.registry import rubric_of
 from ..templates import load_prompt
 from ..versions import package_versions
 
@@ -97,18 +96,15 @@ class Selection:
 def select_items(dataset: Dataset, limit: int | None) -> Selection:
     """Items in scope (at most `limit` per task), their tasks' specs and the run's tallies.
 
-    One pass keeps the items in scope, in dataset order, groups them by task and notes what
-    the tallies need of each item while it is at hand; the rest is taken task by task.
+    One pass keeps the items in scope, in dataset order, grouped by task, and notes what the
+    tallies need of each item while it is at hand; the baselines are then taken task by task.
     """
     tasks: dict[str, TaskSpec] = {}
     groups: dict[str, list[Item]] = {}
     chosen: list[Item] = []
     templates: set[str] = set()
     rubrics: set[str] = set()
-    own_rubric: dict[str, int] = {}
-    """Per task: items that name their own rubric (it overrides the task's)."""
-    unanswered: dict[str, int] = {}
-    """Per task: items with neither a gold answer nor a rubric of their own."""
+    no_gold: dict[str, int] = {}
     for item in dataset.items:
         group = groups.get(item.task)
         if group is None:
@@ -122,32 +118,23 @@ def select_items(dataset: Dataset, limit: int | None) -> Selection:
                 )
             tasks[item.task] = spec
             group = groups[item.task] = []
-            own_rubric[item.task] = unanswered[item.task] = 0
         if limit is not None and len(group) >= limit:
             continue
         group.append(item)
         chosen.append(item)
         templates.add(item.prompt.template)
-        rubric = item.meta.get("rubric")
+        rubric = rubric_of(item, tasks)
         if rubric:
             rubrics.add(rubric)
-            own_rubric[item.task] += 1
         elif item.answer is None:
-            unanswered[item.task] += 1
+            no_gold[item.task] = no_gold.get(item.task, 0) + 1
     for template in templates:
         load_prompt(template)
-    no_gold: dict[str, int] = {}
-    baselines: dict[str, float] = {}
-    for name, group in groups.items():
-        spec = tasks[name]
-        if spec.rubric:  # the task's rubric judges every item without one of its own
-            if own_rubric[name] < len(group):
-                rubrics.add(spec.rubric)
-        elif unanswered[name]:
-            no_gold[name] = unanswered[name]
-        mean = _mean_baseline(spec, group)
-        if mean is not None:
-            baselines[name] = mean
+    baselines = {
+        name: mean
+        for name, group in groups.items()
+        if (mean := tasks[name].random_mean(group)) is not None
+    }
     per_task = {name: len(group) for name, group in groups.items() if group}
     return Selection(
         items=chosen,
@@ -159,19 +146,6 @@ def select_items(dataset: Dataset, limit: int | None) -> Selection:
         no_gold=no_gold,
         random_baselines=baselines,
     )
-
-
-def _mean_baseline(spec: TaskSpec, group: list[Item]) -> float | None:
-    """The mean of the task's random baselines over its items (those that have one)."""
-    baseline = spec.random_baseline
-    if baseline is None:
-        return None
-    if isinstance(baseline, Constant):  # the same for every item: no call per item
-        values = [baseline.value] if group else []
-    else:
-        values = list(map(baseline, group))
-    finite = [v for v in values if v is not None and math.isfinite(v)]
-    return sum(finite) / len(finite) if finite else None
 
 
 class RecordWriter:
