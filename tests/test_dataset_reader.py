@@ -23,12 +23,28 @@ def test_items_read_back_with_their_line_numbers(tmp_path):
     assert dataset.items[1].meta == {"level": 2}
 
 
+def test_items_share_the_strings_they_repeat(tmp_path):
+    # Every item of a bank repeats its keys, task name, category and source path: read as one
+    # object each, they are held once, not once per item.
+    source = {"source": [{"path": "/data/grammar-table.jsonl", "line": 1}]}
+    meta = {"category": "类别1", "provenance": source}
+    lines = [json.dumps({**GOOD, "id": f"item-{n}", "meta": meta}) for n in range(2)]
+    first, second = read_dataset(write(tmp_path, lines)).items
+    assert first.meta == second.meta == meta
+    assert first.meta["category"] is second.meta["category"]
+    assert next(iter(first.meta)) is next(iter(second.meta))  # a dict key
+    path = [m["provenance"]["source"][0]["path"] for m in (first.meta, second.meta)]
+    assert path[0] is path[1]
+    assert first.prompt.vars["text"] is second.prompt.vars["text"]
+
+
 @pytest.mark.parametrize(
     ("lines", "where", "words"),
     [
         ([json.dumps(GOOD), '{"id": "b",'], ":2:", "invalid JSON"),
         ([json.dumps(GOOD), "[1, 2]"], ":2:", "JSON object"),
         ([json.dumps({"id": "a", "task": "SINGLE-T"})], ":1:", "field 'prompt'"),
+        ([json.dumps({**GOOD, "prompt": {"template": 3}})], ":1:", "field 'prompt.template'"),
         ([json.dumps(GOOD), json.dumps(GOOD)], ":2:", "duplicate id 'a' (first on line 1)"),
     ],
 )
