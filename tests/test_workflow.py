@@ -356,3 +356,27 @@ def test_a_chunk_s_records_count_only_once_committed(tmp_path):
     assert [json.loads(x)["item_id"] for x in lines["responses.jsonl"]] == ["i0", "i1"]
     assert [json.loads(x)["item_id"] for x in lines["scores.jsonl"]] == ["i0", "i1"]
     assert [json.loads(x)["error"] for x in lines["failures.jsonl"]] == ["timeout"]
+
+
+def test_the_report_is_written_after_each_model_and_once_at_the_end(tmp_path, monkeypatch):
+    import gramagents.workflow.eval as eval_module
+
+    dataset, _ = single_banks(tmp_path)
+    written: list[list[str]] = []
+    write = eval_module.write_eval_report
+
+    def counted(folder, manifest, summary):
+        written.append(sorted({model for model, _ in summary.tallies}))
+        return write(folder, manifest, summary)
+
+    monkeypatch.setattr(eval_module, "write_eval_report", counted)
+    evaluate(dataset, tmp_path / "one")
+    assert written == [["scripted:always-t"]]  # the run's report only, not the model's first
+
+    written.clear()
+    ScriptedBackend.register("always-f", lambda request: "F")
+    models = ["scripted:always-t", "scripted:always-f"]
+    asyncio.run(run_eval(dataset, EvalOptions(models=models, run_dir=tmp_path / "two")))
+    # the first model's report as soon as it is done, then the run's with both
+    assert written == [["scripted:always-t"], ["scripted:always-f", "scripted:always-t"]]
+    assert "scripted:always-f" in (tmp_path / "two" / "report.md").read_text()

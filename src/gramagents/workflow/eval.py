@@ -346,7 +346,10 @@ async def _run_eval(
                     tasks,
                     writer,
                     progress,
-                    lambda: write_eval_report(folder, manifest, writer.summary.summary()),
+                    # the last model's report is the run's, written once by _finish
+                    None
+                    if model is models[-1]
+                    else lambda: write_eval_report(folder, manifest, writer.summary.summary()),
                     judge,
                     rubrics,
                 )
@@ -370,7 +373,7 @@ async def _evaluate_model(
     tasks: dict[str, TaskSpec],
     writer: RecordWriter,
     progress: ProgressSink,
-    report: Callable[[], object],
+    report: Callable[[], object] | None,
     judge: Model | None = None,
     rubrics: dict[str, Any] | None = None,
 ) -> None:

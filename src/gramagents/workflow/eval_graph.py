@@ -90,7 +90,8 @@ class EvalContext:
     records: Callable[[str], ChunkRecords]
     """A buffer for one chunk's records of a model (`RecordWriter.chunk`)."""
     advance: Callable[[int], None]
-    report: Callable[[], object]
+    report: Callable[[], object] | None
+    """Writes the report of what is recorded so far (None: the caller writes it next)."""
     judge: Model | None = None
     """The rubric judge, when some task is judged."""
     rubrics: dict[str, Rubric] = field(default_factory=dict)
@@ -405,7 +406,9 @@ async def score(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
 
 async def report(state: EvalState, config: RunnableConfig) -> dict[str, Any]:
     """Rewrite the summary and report from everything recorded so far."""
-    _context(config).report()
+    write = _context(config).report
+    if write is not None:
+        write()
     return {}
 
 
