@@ -113,3 +113,35 @@ def test_an_unreachable_judge_leaves_the_items_to_be_judged_on_resume(in_tmp):
     resumed = evaluate(dataset, in_tmp / "r").manifest  # the judge is back
     assert resumed.status == "complete" and resumed.judge["requests_sent"] == 5
     assert resumed.counts.requests_sent == 5  # the answers themselves are not asked again
+
+
+def test_the_judge_prompt_is_loaded_once_per_run_and_hashed_into_each_request(
+    in_tmp, monkeypatch
+):
+    import gramagents.edu.rubric as rubric_module
+    import gramagents.workflow.eval_graph as graph_module
+    from gramagents.edu.rubric import JUDGE_PROMPT
+    from gramagents.templates import load_prompt
+
+    loads: list[str] = []
+
+    def counted(name):
+        loads.append(name)
+        return load_prompt(name)
+
+    monkeypatch.setattr(graph_module, "load_prompt", counted)
+    monkeypatch.setattr(rubric_module, "load_prompt", counted)
+    hashes: list[str | None] = []
+
+    def judge(request):
+        hashes.append(request.prompt_hash)
+        return full_marks(request)
+
+    ScriptedBackend.register("hash-keeping-judge", judge)
+    dataset = judged_dataset(in_tmp / "dataset.jsonl")
+    options = EvalOptions(
+        models=["scripted:edu-writer"], judge="scripted:hash-keeping-judge", run_dir=in_tmp / "r"
+    )
+    assert asyncio.run(run_eval(dataset, options)).manifest.status == "complete"
+    assert loads.count(JUDGE_PROMPT) == 1  # five answers judged, one load
+    assert hashes == [load_prompt(JUDGE_PROMPT).hash] * 5

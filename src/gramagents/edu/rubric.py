@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 from .. import resources
 from ..errors import GramagentsError, InputError
 from ..sources._text import load_yaml_with_lines, read_utf8
-from ..templates import load_prompt
+from ..templates import PromptTemplate, load_prompt
 
 REQUIRED_FIELDS = ("id", "version", "scale", "task", "dimensions")
 JUDGE_PROMPT = "edu/judge.md"
@@ -410,17 +410,19 @@ def judgment_model(rubric: Rubric) -> type[Judgment]:
     return model
 
 
-def judge_messages(rubric: Rubric, task_input: str, answer: str) -> list[dict[str, str]]:
+def judge_messages(
+    rubric: Rubric, task_input: str, answer: str, template: PromptTemplate | None = None
+) -> list[dict[str, str]]:
     """The judge's chat messages (system, then user) for one answer.
 
-    Rendered from the template `JUDGE_PROMPT`; the user message holds the rubric's body, the
-    task input and the answer, and asks for JSON with one score per dimension, the total and a
-    reason.
+    Rendered from the template `JUDGE_PROMPT` (`template`, when the caller loaded it already);
+    the user message holds the rubric's body, the task input and the answer, and asks for JSON
+    with one score per dimension, the total and a reason.
 
     Returns:
         Messages as `{"role": ..., "content": ...}` dicts.
     """
-    template = load_prompt(JUDGE_PROMPT)
+    template = template or load_prompt(JUDGE_PROMPT)
     lo, hi = rubric.scale
     variables = {
         "rubric_id": rubric.id,

@@ -257,6 +257,12 @@ async def judge_answers(state: ChunkState, config: RunnableConfig) -> dict[str, 
     verdicts: list[dict[str, Any] | None] = [None] * len(items)
     if ctx.judge is None:
         return {"judgments": verdicts}  # nothing in this run is judged
+    from ..edu.rubric import JUDGE_PROMPT
+
+    templates = ctx.templates
+    template = templates.get(JUDGE_PROMPT) or templates.setdefault(
+        JUDGE_PROMPT, load_prompt(JUDGE_PROMPT)
+    )
     at: list[int] = []
     jobs: list[Any] = []
     for index, (item, request, generation) in enumerate(
@@ -268,23 +274,25 @@ async def judge_answers(state: ChunkState, config: RunnableConfig) -> dict[str, 
         assert request is not None
         task_input = str(item.prompt.vars.get("task_input") or request.messages[-1].content)
         at.append(index)
-        jobs.append(judge_one(ctx.judge, ctx.rubrics[name], task_input, generation.text))
+        jobs.append(judge_one(ctx.judge, ctx.rubrics[name], task_input, generation.text, template))
     for index, verdict in zip(at, await asyncio.gather(*jobs), strict=True):
         verdicts[index] = verdict
     return {"judgments": verdicts}
 
 
-async def judge_one(judge: Model, rubric: Rubric, task_input: str, answer: str) -> dict[str, Any]:
+async def judge_one(
+    judge: Model, rubric: Rubric, task_input: str, answer: str, template: PromptTemplate
+) -> dict[str, Any]:
     """One judgment: every dimension of the rubric scored at temperature 0.
 
     A total that does not add up is re-asked; the rubric's content hash is part of the
-    request, hence of its cache key, so an edited rubric is judged afresh.
+    request, hence of its cache key, so an edited rubric is judged afresh. `template` is the
+    judge prompt, as the run loaded it.
     """
-    from ..edu.rubric import JUDGE_PROMPT, judge_messages, judgment_model
+    from ..edu.rubric import judge_messages, judgment_model
 
-    template = load_prompt(JUDGE_PROMPT)
     outcome = await judge.structured(
-        [Message.model_validate(m) for m in judge_messages(rubric, task_input, answer)],
+        [Message.model_validate(m) for m in judge_messages(rubric, task_input, answer, template)],
         judgment_model(rubric),
         params=GenParams(temperature=0.0, max_tokens=384),
         prompt_hash=template.hash,
