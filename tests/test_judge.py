@@ -115,9 +115,7 @@ def test_an_unreachable_judge_leaves_the_items_to_be_judged_on_resume(in_tmp):
     assert resumed.counts.requests_sent == 5  # the answers themselves are not asked again
 
 
-def test_the_judge_prompt_is_loaded_once_per_run_and_hashed_into_each_request(
-    in_tmp, monkeypatch
-):
+def test_the_judge_prompt_is_loaded_once_per_run_and_hashed_into_each_request(in_tmp, monkeypatch):
     import gramagents.edu.rubric as rubric_module
     import gramagents.workflow.eval_graph as graph_module
     from gramagents.edu.rubric import JUDGE_PROMPT
