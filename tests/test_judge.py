@@ -115,9 +115,11 @@ def test_an_unreachable_judge_leaves_the_items_to_be_judged_on_resume(in_tmp):
     assert resumed.counts.requests_sent == 5  # the answers themselves are not asked again
 
 
-def test_the_judge_prompt_is_loaded_once_per_run_and_hashed_into_each_request(in_tmp, monkeypatch):
+def test_the_judge_prompt_is_loaded_once_per_run_and_hashed_into_requests_and_manifest(
+    in_tmp, monkeypatch
+):
     import gramagents.edu.rubric as rubric_module
-    import gramagents.workflow.eval_graph as graph_module
+    import gramagents.workflow.eval as eval_module
     from gramagents.edu.rubric import JUDGE_PROMPT
     from gramagents.templates import load_prompt
 
@@ -127,7 +129,7 @@ def test_the_judge_prompt_is_loaded_once_per_run_and_hashed_into_each_request(in
         loads.append(name)
         return load_prompt(name)
 
-    monkeypatch.setattr(graph_module, "load_prompt", counted)
+    monkeypatch.setattr(eval_module, "load_prompt", counted)
     monkeypatch.setattr(rubric_module, "load_prompt", counted)
     hashes: list[str | None] = []
 
@@ -140,6 +142,8 @@ def test_the_judge_prompt_is_loaded_once_per_run_and_hashed_into_each_request(in
     options = EvalOptions(
         models=["scripted:edu-writer"], judge="scripted:hash-keeping-judge", run_dir=in_tmp / "r"
     )
-    assert asyncio.run(run_eval(dataset, options)).manifest.status == "complete"
+    manifest = asyncio.run(run_eval(dataset, options)).manifest
+    assert manifest.status == "complete"
     assert loads.count(JUDGE_PROMPT) == 1  # five answers judged, one load
     assert hashes == [load_prompt(JUDGE_PROMPT).hash] * 5
+    assert manifest.hashes[f"prompts/{JUDGE_PROMPT}"] == hashes[0]  # the run records it

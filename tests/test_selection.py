@@ -7,6 +7,7 @@ import pytest
 from gramagents.errors import InputError
 from gramagents.records import Item, PromptParts
 from gramagents.sources.datasets import Dataset
+from gramagents.templates import load_prompt
 from gramagents.workflow.eval import select_items
 
 
@@ -45,7 +46,8 @@ def test_tallies_follow_rubrics_gold_answers_baselines_and_the_limit():
     assert selection.per_task == {"EDU-QG": 2, "EDU-TD": 1, "EDU-DIALOGUE": 3, "EDU-MC": 3}
     assert selection.rubrics == ["question-generation", "text-writing"]
     assert selection.no_gold == {"EDU-DIALOGUE": 1}
-    assert selection.templates == ["edu/dialogue.md", "edu/mc.md", "edu/open.md"]
+    assert list(selection.templates) == ["edu/dialogue.md", "edu/mc.md", "edu/open.md"]
+    assert all(t.hash == load_prompt(name).hash for name, t in selection.templates.items())
     assert selection.random_baselines["EDU-DIALOGUE"] == 1 / 9
     assert selection.random_baselines["EDU-MC"] == pytest.approx((1 / 4 + 1 / 2 + 1 / 8) / 3)
     assert "EDU-QG" not in selection.random_baselines  # judged tasks have no random baseline

@@ -32,7 +32,7 @@ from ..sources.answers import apply_answer_file
 from ..sources.datasets import Dataset, read_dataset
 from ..tasks import TaskSpec, get_task
 from ..tasks.registry import rubric_of
-from ..templates import load_prompt
+from ..templates import PromptTemplate, load_prompt
 from ..versions import package_versions
 
 MAX_CHUNKS_IN_FLIGHT = 4
@@ -82,8 +82,8 @@ class Selection:
     tasks: dict[str, TaskSpec]
     """The specs of the items' tasks."""
     per_task: dict[str, int]
-    templates: list[str]
-    """Prompt templates the items use, sorted."""
+    templates: dict[str, PromptTemplate]
+    """Prompt templates the items use, by name (sorted), each loaded once for the run."""
     pair_tasks: list[str]
     """Tasks that compare log-likelihoods, sorted."""
     rubrics: list[str]
@@ -128,8 +128,6 @@ def select_items(dataset: Dataset, limit: int | None) -> Selection:
             rubrics.add(rubric)
         elif item.answer is None:
             no_gold[item.task] = no_gold.get(item.task, 0) + 1
-    for template in templates:
-        load_prompt(template)
     baselines = {
         name: mean
         for name, group in groups.items()
@@ -140,7 +138,7 @@ def select_items(dataset: Dataset, limit: int | None) -> Selection:
         items=chosen,
         tasks=tasks,
         per_task=per_task,
-        templates=sorted(templates),
+        templates={name: load_prompt(name) for name in sorted(templates)},
         pair_tasks=sorted(t for t in per_task if tasks[t].mode == "loglikelihood"),
         rubrics=sorted(rubrics),
         no_gold=no_gold,
@@ -296,8 +294,12 @@ async def _run_eval(
     )
     models = [Model(b, cache) for b in backends]
     rubrics = _rubrics(selection.rubrics)
+    templates = dict(selection.templates)  # what the graph renders with, as the manifest hashes it
     judge = Model(create_backend(options.judge, settings), cache) if rubrics else None
     if judge is not None:
+        from ..edu.rubric import JUDGE_PROMPT
+
+        templates[JUDGE_PROMPT] = load_prompt(JUDGE_PROMPT)
         opened.append(judge.backend)
         await judge.backend.check()
     manifest = RunManifest(
@@ -310,7 +312,7 @@ async def _run_eval(
         versions=package_versions(),
         hashes={
             "dataset": dataset.digest,
-            **{f"prompts/{t}": load_prompt(t).hash for t in selection.templates},
+            **{f"prompts/{name}": template.hash for name, template in templates.items()},
         },
         started=previous.started if previous else now_iso(),
         dataset={
@@ -350,6 +352,7 @@ async def _run_eval(
                     None
                     if model is models[-1]
                     else lambda: write_eval_report(folder, manifest, writer.summary.summary()),
+                    templates,
                     judge,
                     rubrics,
                 )
@@ -374,6 +377,7 @@ async def _evaluate_model(
     writer: RecordWriter,
     progress: ProgressSink,
     report: Callable[[], object] | None,
+    templates: dict[str, PromptTemplate],
     judge: Model | None = None,
     rubrics: dict[str, Any] | None = None,
 ) -> None:
@@ -393,6 +397,7 @@ async def _evaluate_model(
                 records=writer.chunk,
                 advance=advance,
                 report=report,
+                templates=templates,
                 judge=judge,
                 rubrics=rubrics or {},
             )

@@ -43,7 +43,7 @@ from ..scoring.extract import Extraction, extract
 from ..scoring.metrics import ItemScore, score_item
 from ..tasks import TaskSpec
 from ..tasks.registry import rubric_of
-from ..templates import PromptTemplate, load_prompt
+from ..templates import PromptTemplate
 
 if TYPE_CHECKING:
     from ..edu.rubric import Rubric
@@ -97,7 +97,8 @@ class EvalContext:
     rubrics: dict[str, Rubric] = field(default_factory=dict)
     """The rubrics of the judged items, by the name items and tasks give (loaded once)."""
     templates: dict[str, PromptTemplate] = field(default_factory=dict)
-    """Prompt templates by name, each loaded once per run (as the manifest hashed them)."""
+    """Every prompt template the run renders (the judge's included), by name: loaded once per
+    run, as the manifest hashed them."""
 
 
 def _context(config: RunnableConfig) -> EvalContext:
@@ -109,10 +110,7 @@ def _render(
 ) -> tuple[
     list[ChatRequest | None], list[tuple[LoglikelihoodRequest, LoglikelihoodRequest] | None]
 ]:
-    """Each item's chat request, or for a minimal pair its two scoring requests.
-
-    `templates` holds the templates loaded so far (those missing are loaded and added).
-    """
+    """Each item's chat request, or for a minimal pair its two scoring requests."""
     requests: list[ChatRequest | None] = []
     pairs: list[tuple[LoglikelihoodRequest, LoglikelihoodRequest] | None] = []
     for item in items:
@@ -127,8 +125,7 @@ def _render(
             )
             requests.append(None)
             continue
-        name = item.prompt.template
-        template = templates.get(name) or templates.setdefault(name, load_prompt(name))
+        template = templates[item.prompt.template]
         requests.append(
             ChatRequest(
                 messages=template.render(item.prompt.vars),
@@ -259,10 +256,7 @@ async def judge_answers(state: ChunkState, config: RunnableConfig) -> dict[str, 
         return {"judgments": verdicts}  # nothing in this run is judged
     from ..edu.rubric import JUDGE_PROMPT
 
-    templates = ctx.templates
-    template = templates.get(JUDGE_PROMPT) or templates.setdefault(
-        JUDGE_PROMPT, load_prompt(JUDGE_PROMPT)
-    )
+    template = ctx.templates[JUDGE_PROMPT]
     at: list[int] = []
     jobs: list[Any] = []
     for index, (item, request, generation) in enumerate(
