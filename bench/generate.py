@@ -47,7 +47,7 @@ metric_list:
 
 
 def questions(work: Path, count: int) -> list[str]:
-    from gramagents.sources.grammar_table import read_grammar_table
+    from gramagents.recipes.cpg.table import read_grammar_table
     from gramagents.testing.tables import write_synthetic_table
 
     table = write_synthetic_table(work / "table.jsonl", points=max(1, count // 9 + 1))

@@ -14,8 +14,9 @@ import pytest
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
-from gramagents.edu.agreement import agreement_report, judge_scores, read_human_scores
-from gramagents.edu.statistics import (
+from gramagents.errors import InputError, RunError
+from gramagents.judging.agreement import agreement_report, judge_scores, read_human_scores
+from gramagents.judging.statistics import (
     STATISTICS,
     exact_agreement,
     kendall,
@@ -31,7 +32,6 @@ from gramagents.edu.statistics import (
     weighted_statistics,
     within_agreement,
 )
-from gramagents.errors import InputError, RunError
 
 NAN = math.nan
 

@@ -3,10 +3,10 @@ from collections import Counter
 
 import pytest
 
+from gramagents.recipes.cpg.banks import bank_sentences, build_banks, point_forms
+from gramagents.recipes.cpg.params import TASK_PARAMS, BankParams
+from gramagents.recipes.cpg.table import read_grammar_table
 from gramagents.records import Instance
-from gramagents.sources import read_grammar_table
-from gramagents.tasks.cpg.banks import bank_sentences, build_banks, point_forms
-from gramagents.tasks.cpg.params import TASK_PARAMS, BankParams
 from gramagents.tasks.registry import BuildResources
 from gramagents.workflow.build_graph import source_instances
 

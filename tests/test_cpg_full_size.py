@@ -5,7 +5,7 @@ from collections import Counter
 
 import pytest
 
-from gramagents.sources import read_grammar_table
+from gramagents.recipes.cpg.table import read_grammar_table
 from gramagents.testing.tables import write_synthetic_table
 from gramagents.workflow.build import BuildOptions, run_build
 

@@ -4,9 +4,15 @@ import pytest
 from scipy.stats import pearsonr
 from sklearn.metrics import cohen_kappa_score
 
-from gramagents.edu.metrics import extract_choice, extract_label, extract_score, rmse, rouge_l
-from gramagents.edu.statistics import pearson, quadratic_kappa
+from gramagents.judging.statistics import pearson, quadratic_kappa
 from gramagents.models.hf import _cut_middle
+from gramagents.recipes.edu.metrics import (
+    extract_choice,
+    extract_label,
+    extract_score,
+    rmse,
+    rouge_l,
+)
 
 
 @pytest.mark.parametrize(

@@ -3,10 +3,10 @@ from pathlib import Path
 
 import pytest
 
-from gramagents.edu.qc import anomaly_flags, dedup, difficulty_flags
-from gramagents.edu.sources import EduItem, grade_of, parse_options, read_edueval
-from gramagents.edu.taxonomy import level, router_guide
 from gramagents.errors import InputError
+from gramagents.recipes.edu.qc import anomaly_flags, dedup, difficulty_flags
+from gramagents.recipes.edu.sources import EduItem, grade_of, parse_options, read_edueval
+from gramagents.recipes.edu.taxonomy import level, router_guide
 
 MINI = Path(__file__).resolve().parent.parent / "examples" / "edu"
 

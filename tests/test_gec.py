@@ -11,9 +11,9 @@ import pytest
 
 from gramagents.errors import GramagentsError, InputError
 from gramagents.models.scripted import ScriptedBackend
+from gramagents.recipes.gec.items import read_grammar_items
+from gramagents.recipes.gec.m2 import M2Edit, M2Sentence, parse_m2, write_m2
 from gramagents.records import ChatRequest
-from gramagents.scoring.m2 import M2Edit, M2Sentence, parse_m2, write_m2
-from gramagents.sources.grammar_items import read_grammar_items
 from gramagents.workflow.build import BuildOptions, run_build
 from gramagents.workflow.eval import EvalOptions, run_eval
 

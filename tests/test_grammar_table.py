@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from gramagents.errors import InputError
-from gramagents.sources import read_grammar_table
+from gramagents.recipes.cpg.table import read_grammar_table
 
 from .conftest import EXAMPLE_CSV, EXAMPLE_TABLE
 

@@ -118,9 +118,9 @@ def test_an_unreachable_judge_leaves_the_items_to_be_judged_on_resume(in_tmp):
 def test_the_judge_prompt_is_loaded_once_per_run_and_hashed_into_requests_and_manifest(
     in_tmp, monkeypatch
 ):
-    import gramagents.edu.rubric as rubric_module
+    import gramagents.judging.rubric as rubric_module
     import gramagents.workflow.eval as eval_module
-    from gramagents.edu.rubric import JUDGE_PROMPT
+    from gramagents.judging.rubric import JUDGE_PROMPT
     from gramagents.templates import load_prompt
 
     loads: list[str] = []

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gramagents.scoring.annotate import m2_sentence, tokenize
-from gramagents.scoring.m2 import (
+from gramagents.recipes.gec.annotate import m2_sentence, tokenize
+from gramagents.recipes.gec.items import read_grammar_items
+from gramagents.recipes.gec.m2 import (
     M2Sentence,
     only_annotators,
     parse_m2,
@@ -17,7 +18,6 @@ from gramagents.scoring.m2 import (
     score_corpus,
     write_m2,
 )
-from gramagents.sources.grammar_items import read_grammar_items
 
 from .conftest import ROOT
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from gramagents.sources import read_grammar_table
+from gramagents.recipes.cpg.table import read_grammar_table
 
 from .conftest import EXAMPLE_TABLE, ROOT
 

@@ -10,9 +10,9 @@ import pytest
 
 from gramagents.errors import InputError
 from gramagents.models.scripted import ScriptedBackend
+from gramagents.recipes.cpg.released_writer import write_answers, write_released
 from gramagents.records import ChatRequest
 from gramagents.sources.datasets import read_dataset
-from gramagents.testing.released import write_answers, write_released
 from gramagents.workflow.build import BuildOptions, run_build
 from gramagents.workflow.eval import EvalOptions, run_eval
 

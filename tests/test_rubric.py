@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from gramagents.edu.rubric import (
+from gramagents.errors import GramagentsError, InputError
+from gramagents.judging.rubric import (
     JUDGE_PROMPT,
     find_rubric,
     judge_messages,
     judgment_model,
     load_rubric,
 )
-from gramagents.errors import GramagentsError, InputError
 from gramagents.templates import load_prompt
 
 from .conftest import ROOT

@@ -52,12 +52,14 @@ def test_task_specs_and_dataset_reading_import_no_bank_builder(tmp_path):
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     loaded = set(ast.literal_eval(out))
-    assert "gramagents.tasks.cpg" in loaded and "gramagents.tasks.gec" in loaded
+    assert "gramagents.recipes.cpg.tasks" in loaded and "gramagents.recipes.gec.tasks" in loaded
     for module in (
-        "gramagents.tasks.cpg.banks",
-        "gramagents.tasks.cpg.params",
-        "gramagents.tasks.gec.banks",
-        "gramagents.sources.cpg_eval",
-        "gramagents.sources.minimal_pairs",
+        "gramagents.recipes.cpg.banks",
+        "gramagents.recipes.cpg.params",
+        "gramagents.recipes.gec.banks",
+        "gramagents.recipes.cpg.released",
+        "gramagents.recipes.pairs.reader",
+        "gramagents.recipes.cpg.rewriter",
+        "gramagents.recipes.gec.agents",
     ):
         assert module not in loaded, module

@@ -90,7 +90,7 @@ def single_banks(tmp_path: Path) -> tuple[Path, int]:
 
 
 def test_build_with_agents_keeps_verdicts_and_falls_back_to_source(tmp_path):
-    from gramagents.sources import read_grammar_table
+    from gramagents.recipes.cpg.table import read_grammar_table
 
     points = read_grammar_table(EXAMPLE_TABLE)
     examples = sum(len(p.examples) for p in points)

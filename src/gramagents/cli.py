@@ -52,7 +52,7 @@ NoCache = Annotated[
 ]
 
 
-def _fail(exc: GramagentsError) -> typer.Exit:
+def fail(exc: GramagentsError) -> typer.Exit:
     """Print a user error as one line on stderr; the exit carries its code."""
     print(f"error: {exc}", file=sys.stderr)
     return typer.Exit(exc.exit_code)
@@ -66,7 +66,7 @@ def _run(coroutine: Coroutine[Any, Any, T]) -> T:
     try:
         return asyncio.run(coroutine)
     except GramagentsError as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
     except KeyboardInterrupt:
         print("interrupted; re-run the same command to resume", file=sys.stderr)
         raise typer.Exit(130) from None
@@ -199,14 +199,14 @@ def review(
         try:
             counts = import_edu_review(RunFolder.open(run, "build"), file)
         except GramagentsError as exc:
-            raise _fail(exc) from None
+            raise fail(exc) from None
         _say(f"applied {', '.join(f'{n} {d}' for d, n in counts.items()) or 'no decisions'}")
         _say(f"dataset: {run / 'dataset.jsonl'}")
         return
     try:
         result = import_review(run, file, reviewer, use_cache=not no_cache)
     except GramagentsError as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
     decided = (result.manifest.review or {}).get("decisions", {})
     _say(
         f"applied {', '.join(f'{n} {d}' for d, n in decided.items())}; "
@@ -225,39 +225,6 @@ def _recipe_of(run: Path) -> str | None:
 
 
 @app.command()
-def m2(
-    hyp: Annotated[Path, typer.Option("--hyp", help="Hypothesis M2 file.")],
-    ref: Annotated[Path, typer.Option("--ref", help="Reference M2 file.")],
-    single_ref: Annotated[
-        bool,
-        typer.Option(
-            help="Score against annotator 0 only (the Step 2 reference: targeted recall)."
-        ),
-    ] = False,
-    beta: Annotated[float, typer.Option(help="F-score beta.")] = 0.5,
-) -> None:
-    """Score an M2 hypothesis against M2 references, as `errant_compare` does."""
-    from .errors import InputError
-    from .scoring.m2 import only_annotators, prf, read_m2_file, score_corpus
-
-    try:
-        hypotheses = read_m2_file(hyp)
-        references = read_m2_file(ref)
-        if len(hypotheses) != len(references):
-            raise InputError(hyp, f"{len(hypotheses)} sentences, but {ref} has {len(references)}")
-    except GramagentsError as exc:
-        raise _fail(exc) from None
-    ref_edits = only_annotators(references, {0}) if single_ref else [s.edits for s in references]
-    counts = score_corpus([s.edits for s in hypotheses], ref_edits, beta)
-    p, r, f = prf(counts, beta)
-    title = " Span-Based Correction "
-    print(f"\n{title:=^46}")  # the same layout as errant_compare, tabs included
-    print("\t".join(["TP", "FP", "FN", "Prec", "Rec", f"F{beta}"]))
-    print("\t".join(str(x) for x in (counts.tp, counts.fp, counts.fn, p, r, f)))
-    print("=" * 46 + "\n")
-
-
-@app.command()
 def report(
     runs: Annotated[list[Path], typer.Argument(help="Run folders.")],
 ) -> None:
@@ -272,7 +239,7 @@ def report(
         else:
             _say(compare_runs(runs))
     except GramagentsError as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
 
 
 # --- rubric judges: agreement with humans, rubric checks ---------------------------------------
@@ -299,7 +266,7 @@ def agree(
     ] = 1000,
 ) -> None:
     """Judge-human agreement: correlations, kappa, alpha, intervals, ceiling, length bias."""
-    from .edu.agreement_files import agree_run, summary_lines
+    from .judging.agreement_files import agree_run, summary_lines
 
     try:
         report, paths = agree_run(
@@ -312,7 +279,7 @@ def agree(
             seed=seed,
         )
     except GramagentsError as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
     for line in summary_lines(report):
         _say(line)
     _say("wrote " + ", ".join(str(p) for p in paths))
@@ -327,12 +294,12 @@ def rubric_check(
     rubric: Annotated[str, typer.Argument(help="Rubric file, or the id of a packaged rubric.")],
 ) -> None:
     """Load a rubric and print its dimensions, or the one error that stops it."""
-    from .edu.rubric import find_rubric
+    from .judging.rubric import find_rubric
 
     try:
         loaded = find_rubric(rubric)
     except GramagentsError as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
     lo, hi = (f"{v:g}" for v in loaded.scale)
     _say(f"{loaded.path}: {loaded.id} version {loaded.version} ({loaded.task}), scale {lo}-{hi}")
     for dim in loaded.dimensions:
@@ -343,11 +310,22 @@ def rubric_check(
     _say("ok")
 
 
+def add_recipe_commands() -> None:
+    """Add the subcommands recipes register (e.g. `m2`), once."""
+    from .plugins import COMMANDS
+
+    present = {c.name for c in app.registered_commands}
+    for name, command in COMMANDS.all().items():
+        if name not in present:
+            app.command(name=name)(command)  # type: ignore[arg-type]
+
+
 def main() -> None:
     """Console-script entry point."""
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     logging.basicConfig(format="%(message)s", level=logging.WARNING)
     logging.getLogger("gramagents").setLevel(logging.INFO)
+    add_recipe_commands()
     app()
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ..models.model import Model
+from ..plugins import Registry
 from ..records import GenParams, GrammarPoint, Instance
 from ..templates import PromptTemplate, load_prompt
 
@@ -80,29 +81,28 @@ def per_instance(selects: Callable[[Instance], bool]) -> Planner:
     return plan
 
 
-_AGENTS: dict[str, AgentSpec] = {}
+AGENTS: Registry[AgentSpec] = Registry("agent")
 
 
 def agent(spec: AgentSpec) -> AgentSpec:
     """Register an agent."""
-    _AGENTS[spec.name] = spec
-    return spec
+    return AGENTS.register(spec.name, spec)
 
 
-def _load_builtin() -> None:
-    from . import backcheck, confuser, pairs, rewriter  # noqa: F401 - register the agents
+def agents_in(names: list[str], module: str) -> None:
+    """Announce that importing `module` registers the agents `names`."""
+    for name in names:
+        AGENTS.announce(name, module)
 
 
 def get_agent(name: str) -> AgentSpec | None:
     """The agent called `name`, if any."""
-    _load_builtin()
-    return _AGENTS.get(name)
+    return AGENTS.get(name)
 
 
 def known_agents() -> list[str]:
     """Names of registered agents."""
-    _load_builtin()
-    return sorted(_AGENTS)
+    return AGENTS.names()
 
 
 def normalise(text: str) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..plugins import Registry
+
 
 @dataclass(frozen=True)
 class Column:
@@ -26,18 +28,11 @@ class Layout:
         return any(c.task in tasks for c in self.columns)
 
 
-CPG_TABLE_3 = Layout(
-    title="CPG-EVAL Table 3 layout",
-    columns=(
-        Column("SINGLE", "T", "SINGLE-T"),
-        Column("SINGLE", "F", "SINGLE-F"),
-        Column("BATCH", "T×9", "BATCH-T"),
-        Column("BATCH", "F×9", "BATCH-F"),
-        Column("SIM-GRA", "", "SIM-GRA"),
-        Column("CAT-GRA", "", "CAT-GRA"),
-        Column("CON-INS", "F×10", "CON-INS-F10"),
-        Column("CON-INS", "T×5&F×5", "CON-INS-T5F5"),
-    ),
-)
+LAYOUTS: Registry[Layout] = Registry("paper table layout")
+"""Recipes register their paper's main table; the report shows every layout the run has a
+task of."""
 
-LAYOUTS: tuple[Layout, ...] = (CPG_TABLE_3,)
+
+def paper_table(name: str, layout: Layout) -> Layout:
+    """Register a paper's results table under a name."""
+    return LAYOUTS.register(name, layout)

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from ..plugins import Registry
 from ..records import RunManifest
-from .gec import gec_sections
 from .layouts import LAYOUTS, Layout
 from .summary import Summary, Tally
+
+Section = Callable[[RunManifest, Summary], list[str]]
+SECTIONS: Registry[Section] = Registry("report section")
+"""Recipes' own report sections (markdown lines; none when the run has nothing of theirs)."""
+
+
+def report_section(name: str, section: Section) -> Section:
+    """Register a section of the eval report."""
+    return SECTIONS.register(name, section)
 
 
 def _fmt(value: float | None) -> str:
@@ -84,10 +95,11 @@ def render_report(
         f"{counts.failed} failed",
         "",
     ]
-    for layout in LAYOUTS:
+    for layout in LAYOUTS.all().values():
         if layout.applies_to(tasks):
             lines += _paper_table(layout, manifest, summary, random)
-    lines += gec_sections(manifest, summary)
+    for section in SECTIONS.all().values():
+        lines += section(manifest, summary)
     lines += [
         "## Scores by task",
         "",

@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..plugins import Registry
+
 INVALID = "invalid"
 
 
@@ -30,26 +32,31 @@ class Extraction:
 
 Meta = Mapping[str, Any]
 Rule = Callable[[str, Meta], Any]
-_CHAINS: dict[str, list[tuple[str, Rule]]] = {}
+CHAINS: Registry[list[tuple[str, Rule]]] = Registry("extraction chain")
 
 
 def chain(name: str, rules: list[tuple[str, Rule]]) -> None:
     """Register an extraction chain."""
-    _CHAINS[name] = rules
+    CHAINS.register(name, rules)
 
 
 def known_chains() -> list[str]:
     """Names of registered chains."""
     _load_builtin()
-    return sorted(_CHAINS)
+    return CHAINS.names()
 
 
 def extract(chain_name: str, text: str | None, meta: Meta | None = None) -> Extraction:
     """Run chain `chain_name` over `text`, with the item's metadata for rules that need it."""
-    _load_builtin()
+    rules = CHAINS.get(chain_name)
+    if rules is None:
+        _load_builtin()
+        rules = CHAINS.get(chain_name)
+    if rules is None:
+        raise KeyError(f"no extraction chain '{chain_name}'")
     if text is None:
         return Extraction(None, INVALID)
-    for rule_name, rule in _CHAINS[chain_name]:
+    for rule_name, rule in rules:
         value = rule(text, meta or {})
         if value is not None:
             return Extraction(value, rule_name)
@@ -57,4 +64,4 @@ def extract(chain_name: str, text: str | None, meta: Meta | None = None) -> Extr
 
 
 def _load_builtin() -> None:
-    from . import choice, gec, pairs, truefalse  # noqa: F401 - register the packaged chains
+    from . import choice, pairs, truefalse  # noqa: F401 - register the shared chains

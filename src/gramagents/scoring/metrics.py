@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..plugins import Registry
 from .extract import Extraction
 
 
@@ -23,15 +24,14 @@ class ItemScore:
 
 
 ItemMetric = Callable[[Extraction, Any, Mapping[str, Any]], ItemScore]
-_METRICS: dict[str, ItemMetric] = {}
+METRICS: Registry[ItemMetric] = Registry("metric")
 
 
 def metric(name: str) -> Callable[[ItemMetric], ItemMetric]:
     """Register a per-item metric: (extraction, gold, item metadata) -> ItemScore."""
 
     def register(fn: ItemMetric) -> ItemMetric:
-        _METRICS[name] = fn
-        return fn
+        return METRICS.register(name, fn)
 
     return register
 
@@ -40,12 +40,17 @@ def score_item(
     name: str, extraction: Extraction, gold: Any, meta: Mapping[str, Any] | None = None
 ) -> ItemScore:
     """Scores of one item under metric `name`."""
-    _load_builtin()
-    return _METRICS[name](extraction, gold, meta or {})
+    fn = METRICS.get(name)
+    if fn is None:
+        _load_builtin()
+        fn = METRICS.get(name)
+    if fn is None:
+        raise KeyError(f"no metric '{name}'")
+    return fn(extraction, gold, meta or {})
 
 
 def _load_builtin() -> None:
-    from . import gec, pairs  # noqa: F401 - register the packaged metrics
+    from . import pairs  # noqa: F401 - register the shared metrics
 
 
 @metric("acc")

@@ -7,11 +7,13 @@ import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
 from ..errors import InputError
+
+P = TypeVar("P")
 
 
 def read_utf8(path: Path) -> str:
@@ -120,3 +122,17 @@ def load_yaml_with_lines(path: Path, text: str) -> tuple[Any, dict[Any, int]]:
         problem = getattr(exc, "problem", None) or str(exc)
         raise InputError(path, f"invalid YAML ({problem})", line=line) from None
     return data, lines
+
+
+def check_unique_ids(points: list[P], path: Path) -> list[P]:
+    """`points` (with `id` and `source` rows), or the error naming the first repeated id."""
+    first: dict[str, int] = {}
+    for point in points:
+        line = point.source[0].line  # type: ignore[attr-defined]
+        key = point.id  # type: ignore[attr-defined]
+        if key in first:
+            raise InputError(
+                path, f"duplicate id '{key}' (first on line {first[key]})", line=line, field="id"
+            )
+        first[key] = line
+    return points

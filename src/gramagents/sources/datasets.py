@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from pydantic_core import from_json
 
 from ..errors import InputError
+from ..plugins import Registry
 from ..records import Item
 from ..runtime.memory import collector_paused
 from . import _text
@@ -37,35 +38,28 @@ class Dataset:
 
 
 Reader = Callable[[Path], Dataset]
-_READERS: dict[str, Reader] = {}
+FORMATS: Registry[Reader] = Registry("dataset format")
+"""`--format` names; recipes announce the readers of published files by module, so that a
+reader is imported only when its format is asked for."""
 
 
 def dataset_format(name: str) -> Callable[[Reader], Reader]:
     """Register a dataset reader under a `--format` name."""
 
     def register(reader: Reader) -> Reader:
-        _READERS[name] = reader
-        return reader
+        return FORMATS.register(name, reader)
 
     return register
 
 
 def known_formats() -> list[str]:
     """Names of registered dataset formats."""
-    _load_builtin()
-    return sorted(_READERS)
-
-
-def _load_builtin() -> None:
-    from . import cpg_eval, minimal_pairs  # noqa: F401 - register the published formats
+    return FORMATS.names()
 
 
 def read_dataset(path: str | Path, fmt: str = "gramagents") -> Dataset:
     """Read a dataset with the reader registered as `fmt`."""
-    reader = _READERS.get(fmt)
-    if reader is None:  # the published formats' readers are imported only when asked for
-        _load_builtin()
-        reader = _READERS.get(fmt)
+    reader = FORMATS.get(fmt)
     if reader is None:
         raise InputError(path, f"unknown --format '{fmt}' (known: {', '.join(known_formats())})")
     return reader(Path(path))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -10,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from ..plugins import Registry
 from ..records import GenParams, Item
 
 
@@ -63,17 +63,12 @@ class TaskSpec:
         return sum(finite) / len(finite) if finite else None
 
 
-_TASKS: dict[str, TaskSpec] = {}
+TASKS: Registry[TaskSpec] = Registry("task")
 
 
 def task(spec: TaskSpec) -> TaskSpec:
     """Register a task."""
-    _TASKS[spec.name] = spec
-    return spec
-
-
-def _load_builtin() -> None:
-    from . import cpg, edu, gec, pairs  # noqa: F401 - register the packaged tasks
+    return TASKS.register(spec.name, spec)
 
 
 def rubric_of(item: Item, tasks: dict[str, TaskSpec]) -> str | None:
@@ -83,14 +78,12 @@ def rubric_of(item: Item, tasks: dict[str, TaskSpec]) -> str | None:
 
 def get_task(name: str) -> TaskSpec | None:
     """The task called `name`, if any."""
-    _load_builtin()
-    return _TASKS.get(name)
+    return TASKS.get(name)
 
 
 def known_tasks() -> list[str]:
     """Names of registered tasks."""
-    _load_builtin()
-    return sorted(_TASKS)
+    return TASKS.names()
 
 
 @dataclass(frozen=True)
@@ -140,14 +133,12 @@ class BankBuilderSpec:
     (e.g. M2 files); the info goes into the manifest."""
 
 
-_BUILDERS: dict[str, BankBuilderSpec] = {}
-_BUILDER_MODULES: dict[str, str] = {}
+BUILDERS: Registry[BankBuilderSpec] = Registry("bank builder")
 
 
 def bank_builder(spec: BankBuilderSpec) -> BankBuilderSpec:
     """Register a bank builder under the name recipes use."""
-    _BUILDERS[spec.name] = spec
-    return spec
+    return BUILDERS.register(spec.name, spec)
 
 
 def bank_builder_in(name: str, module: str) -> None:
@@ -156,18 +147,14 @@ def bank_builder_in(name: str, module: str) -> None:
     A family's task specs are imported by every eval; its builder (parameter models, bank code)
     only by a build, when `get_builder` first asks for it.
     """
-    _BUILDER_MODULES[name] = module
+    BUILDERS.announce(name, module)
 
 
 def get_builder(name: str) -> BankBuilderSpec | None:
     """The bank builder called `name`, if any."""
-    _load_builtin()
-    if name not in _BUILDERS and name in _BUILDER_MODULES:
-        importlib.import_module(_BUILDER_MODULES[name])
-    return _BUILDERS.get(name)
+    return BUILDERS.get(name)
 
 
 def known_builders() -> list[str]:
     """Names of registered bank builders (imported or not)."""
-    _load_builtin()
-    return sorted({*_BUILDERS, *_BUILDER_MODULES})
+    return BUILDERS.names()

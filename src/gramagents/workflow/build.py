@@ -26,15 +26,13 @@ from ..runtime.embeddings import Embedder
 from ..runtime.paths import default_cache_path
 from ..runtime.retry import RetryPolicy
 from ..runtime.rundir import RunFolder, iter_jsonl, now_iso, write_atomic, write_jsonl_atomic
-from ..sources import read_grammar_table
-from ..sources.grammar_items import read_grammar_items
+from ..sources import SOURCES
 from ..tasks.registry import BankBuilderSpec, BuildResources, get_builder
 from ..versions import package_versions
 from .build_graph import AgentStage, BuildContext, build_graph
 from .recipe import Recipe, load_recipe, recipe_path, recipe_source
 from .review import apply_decisions, read_review, review_queue, write_review
 
-SOURCES = {"grammar-table": read_grammar_table, "grammar-items": read_grammar_items}
 MAX_AGENT_CALLS_IN_FLIGHT = 256
 """Agent tasks the graph runs at once; each model bounds (API) or batches (local) them."""
 
@@ -125,11 +123,13 @@ async def run_build(
     progress = progress or SilentProgress()
     path = recipe_path(recipe_name)
     if recipe_source(path) == "edueval":  # exam items, not a grammar source: its own pipeline
-        from .edu_build import run_edu_build
+        from .edu_build import run_edu_build  # noqa: I001 - replaced by the shared graph
 
         return await run_edu_build(path, options, progress)  # type: ignore[return-value]
     recipe, recipe_path_ = load_recipe(recipe_name)
-    points = SOURCES[recipe.source](options.source)
+    reader = SOURCES.get(recipe.source)
+    assert reader is not None  # checked when the recipe was loaded
+    points = reader(options.source)
     if options.limit is not None:
         points = points[: options.limit]
     seed = options.seed if options.seed is not None else recipe.seed

@@ -285,7 +285,7 @@ async def _ask(
 
 async def ingest(state: EduState, config: RunnableConfig) -> dict[str, Any]:
     """Read the layout with the rules."""
-    from ..edu.sources import read_edueval
+    from ..recipes.edu.sources import read_edueval
 
     ctx = _ctx(config)
     result = read_edueval(ctx.root)
@@ -302,7 +302,7 @@ async def ingest(state: EduState, config: RunnableConfig) -> dict[str, Any]:
 
 async def standardize(state: EduState, config: RunnableConfig) -> dict[str, Any]:
     """The standardization agent for the lines the rules could not parse."""
-    from ..edu.sources import from_agent
+    from ..recipes.edu.sources import from_agent
 
     ctx = _ctx(config)
     unparsed = state.get("unparsed", [])
@@ -416,8 +416,8 @@ async def optimize(state: EduState, config: RunnableConfig) -> dict[str, Any]:
 
 async def route(state: EduState, config: RunnableConfig) -> dict[str, Any]:
     """Router agent, then the embedding classifier's cross-check."""
-    from ..edu.taxonomy import level as find_level
-    from ..edu.taxonomy import router_guide
+    from ..recipes.edu.taxonomy import level as find_level
+    from ..recipes.edu.taxonomy import router_guide
 
     ctx = _ctx(config)
     stage = ctx.recipe.stages.route
@@ -489,7 +489,7 @@ def _verify(items: list[Any], stage: RouteStage, cache: Any) -> dict[str, str]:
 
 async def dedup(state: EduState, config: RunnableConfig) -> dict[str, Any]:
     """MinHash LSH near-duplicate removal."""
-    from ..edu.qc import dedup as remove_duplicates
+    from ..recipes.edu.qc import dedup as remove_duplicates
 
     ctx = _ctx(config)
     stage = ctx.recipe.stages.dedup
@@ -504,8 +504,8 @@ async def dedup(state: EduState, config: RunnableConfig) -> dict[str, Any]:
 
 async def calibrate(state: EduState, config: RunnableConfig) -> dict[str, Any]:
     """Baseline models answer the objective items; too easy or too hard ones are flagged."""
-    from ..edu.metrics import extract_choice
-    from ..edu.qc import difficulty_flags
+    from ..recipes.edu.metrics import extract_choice
+    from ..recipes.edu.qc import difficulty_flags
 
     ctx = _ctx(config)
     stage = ctx.recipe.stages.calibrate
@@ -547,7 +547,7 @@ def _mc_request(template: Any, item: Any, temperature: float, sample: int) -> An
 
 async def anomalies(state: EduState, config: RunnableConfig) -> dict[str, Any]:
     """Length outliers and skewed answer-letter distributions."""
-    from ..edu.qc import anomaly_flags
+    from ..recipes.edu.qc import anomaly_flags
 
     ctx = _ctx(config)
     items = state.get("items", [])

@@ -297,7 +297,7 @@ async def _run_eval(
     templates = dict(selection.templates)  # what the graph renders with, as the manifest hashes it
     judge = Model(create_backend(options.judge, settings), cache) if rubrics else None
     if judge is not None:
-        from ..edu.rubric import JUDGE_PROMPT
+        from ..judging.rubric import JUDGE_PROMPT
 
         templates[JUDGE_PROMPT] = load_prompt(JUDGE_PROMPT)
         opened.append(judge.backend)
@@ -417,7 +417,7 @@ def _rubrics(names: list[str]) -> dict[str, Any]:
     """The rubrics the items' answers are judged with, by name (a broken one fails here)."""
     if not names:
         return {}  # nothing is judged: the rubric module is not even imported
-    from ..edu.rubric import find_rubric
+    from ..judging.rubric import find_rubric
 
     return {name: find_rubric(name) for name in names}
 

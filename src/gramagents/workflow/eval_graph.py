@@ -46,7 +46,7 @@ from ..tasks.registry import rubric_of
 from ..templates import PromptTemplate
 
 if TYPE_CHECKING:
-    from ..edu.rubric import Rubric
+    from ..judging.rubric import Rubric
     from .eval import ChunkRecords
 
 SCORE_META_KEYS = ("point", "name", "category", "level", "language", "position")
@@ -254,7 +254,7 @@ async def judge_answers(state: ChunkState, config: RunnableConfig) -> dict[str, 
     verdicts: list[dict[str, Any] | None] = [None] * len(items)
     if ctx.judge is None:
         return {"judgments": verdicts}  # nothing in this run is judged
-    from ..edu.rubric import JUDGE_PROMPT
+    from ..judging.rubric import JUDGE_PROMPT
 
     template = ctx.templates[JUDGE_PROMPT]
     at: list[int] = []
@@ -283,7 +283,7 @@ async def judge_one(
     request, hence of its cache key, so an edited rubric is judged afresh. `template` is the
     judge prompt, as the run loaded it.
     """
-    from ..edu.rubric import judge_messages, judgment_model
+    from ..judging.rubric import judge_messages, judgment_model
 
     outcome = await judge.structured(
         [Message.model_validate(m) for m in judge_messages(rubric, task_input, answer, template)],

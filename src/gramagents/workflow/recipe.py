@@ -24,7 +24,7 @@ from .. import resources
 from ..agents import get_agent, known_agents
 from ..errors import GramagentsError, InputError
 from ..records import GenParams
-from ..sources import _text
+from ..sources import SOURCES, _text
 from ..tasks.registry import get_builder, known_builders
 
 
@@ -115,9 +115,9 @@ class Recipe(_Strict):
     """The recipe's name, e.g. `cpg`."""
     description: str = ""
     paper: str = ""
-    source: Literal["grammar-table", "grammar-items"]
-    """Reader for `--source` files: a grammar-point table (CPG) or a grammar-item list with
-    CEFR levels (GEC)."""
+    source: str
+    """Registered reader of `--source` files, e.g. `grammar-table` (CPG) or `grammar-items`
+    (GEC)."""
     seed: int = 1234
     agents: AgentDefaults = AgentDefaults()
     review: ReviewSettings = ReviewSettings()
@@ -223,6 +223,11 @@ def load_recipe(name_or_path: str) -> tuple[Recipe, Path]:
 
 
 def _check_semantics(recipe: Recipe, checker: RecipeChecker) -> None:
+    if recipe.source not in SOURCES.names():
+        raise checker.fail(
+            ("source",),
+            f"unknown source reader '{recipe.source}' (known: {', '.join(SOURCES.names())})",
+        )
     names: set[str] = set()
     builders = [i for i, n in enumerate(recipe.nodes) if isinstance(n, BuilderNode)]
     if len(builders) != 1 or builders[0] != len(recipe.nodes) - 1:

@@ -1,1 +1,0 @@
-"""EduEval's rubric judges and the agreement of judges with human raters."""

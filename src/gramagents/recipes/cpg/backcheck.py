@@ -1,0 +1,80 @@
+"""Back-checkers: a generated sentence is kept only when a checker agent says it fits.
+
+- `instance-backcheck`: a rewritten example must contain its grammar point and be natural.
+- `confuser-backcheck`: a confusing instance must *not* contain the point, and be natural.
+
+Rejected sentences are kept with the verdict; a check that yields no valid verdict marks the
+sentence `failed` (it is not silently accepted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pydantic import BaseModel, Field, field_validator
+
+from ...agents.base import AgentContext, AgentResult, AgentSpec, AgentTask, agent, per_instance
+from ...agents.checks import judge
+from ...records import Instance
+
+
+def _has_reason(value: str) -> str:
+    if not value.strip():
+        raise ValueError("give a one-sentence reason")
+    return value.strip()
+
+
+class InstanceVerdict(BaseModel):
+    """The example checker's answer."""
+
+    contains_point: bool = Field(description="The sentence contains the grammar point.")
+    natural: bool = Field(description="The sentence is grammatical and natural.")
+    reason: str = Field(description="One sentence saying why.")
+
+    _reason = field_validator("reason")(classmethod(lambda cls, v: _has_reason(v)))
+
+
+class ConfuserVerdict(BaseModel):
+    """The confusing-instance checker's answer."""
+
+    point_absent: bool = Field(description="The sentence does NOT contain the grammar point.")
+    natural: bool = Field(description="The sentence is grammatical and natural.")
+    reason: str = Field(description="One sentence saying why.")
+
+    _reason = field_validator("reason")(classmethod(lambda cls, v: _has_reason(v)))
+
+
+async def backcheck(task: AgentTask, ctx: AgentContext) -> AgentResult:
+    """Check one generated example."""
+    return await judge(
+        task, ctx, "instance-backcheck", InstanceVerdict, lambda v: v.contains_point and v.natural
+    )
+
+
+async def confuser_backcheck(task: AgentTask, ctx: AgentContext) -> AgentResult:
+    """Check one generated confusing instance."""
+    return await judge(
+        task, ctx, "confuser-backcheck", ConfuserVerdict, lambda v: v.point_absent and v.natural
+    )
+
+
+def _generated(kind: str) -> Callable[[Instance], bool]:
+    return lambda i: i.origin == "agent" and i.kind == kind and i.status == "accepted"
+
+
+agent(
+    AgentSpec(
+        name="instance-backcheck",
+        run=backcheck,
+        plan=per_instance(_generated("example")),
+        description="Check that a generated sentence contains its grammar point and is natural.",
+    )
+)
+agent(
+    AgentSpec(
+        name="confuser-backcheck",
+        run=confuser_backcheck,
+        plan=per_instance(_generated("confuser")),
+        description="Check that a confusing instance does not contain the point and is natural.",
+    )
+)

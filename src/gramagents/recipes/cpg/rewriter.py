@@ -1,0 +1,106 @@
+"""Instance rewriter (CPG-EVAL §3.2.2): a new sentence in the mould of an expert example.
+
+The paper rewrites each expert example into a synthetic sentence "equivalent to expert data in
+terms of its relationship to grammar items". The rewrite must keep the grammar point, which
+the back-checker verifies; here the output model only holds it to being one new sentence.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, Field, ValidationInfo, field_validator
+
+from ...agents.base import (
+    AgentContext,
+    AgentResult,
+    AgentSpec,
+    AgentTask,
+    agent,
+    normalise,
+    per_instance,
+    point_vars,
+)
+from ...records import GrammarPoint, Instance, Provenance
+
+_REPEATS = re.compile(r"(.{2,}?)\1{2,}")
+
+
+class RewrittenSentence(BaseModel):
+    """The rewriter's answer."""
+
+    sentence: str = Field(description="The new sentence, which uses the same grammar point.")
+
+    @field_validator("sentence")
+    @classmethod
+    def one_new_sentence(cls, value: str, info: ValidationInfo) -> str:
+        """One non-empty line that is not the example itself."""
+        text = value.strip()
+        if not text:
+            raise ValueError("the sentence is empty")
+        if "\n" in text:
+            raise ValueError("write exactly one sentence, on one line")
+        context = info.context or {}
+        original = context.get("original", "")
+        if original and normalise(text) == normalise(original):
+            raise ValueError("this repeats the example; write a different sentence")
+        if original and len(text) > 3 * len(original) + 20:
+            raise ValueError("this is far longer than the example; write one sentence")
+        instructions = normalise(context.get("prompt", "").replace(original, ""))
+        if len(normalise(text)) >= 4 and normalise(text) in instructions:
+            raise ValueError("this copies the instructions; write a new example sentence")
+        if _REPEATS.search(text):
+            raise ValueError("this repeats itself; write one natural sentence")
+        return text
+
+
+async def rewrite(task: AgentTask, ctx: AgentContext) -> AgentResult:
+    """Rewrite a source example; on failure the source instance carries the reason."""
+    instance: Instance = task["instance"]
+    point: GrammarPoint = task["point"]
+    template = ctx.template(point.language)
+    messages = template.render({**point_vars(point), "sentence": instance.text})
+    result = await ctx.model.structured(
+        messages,
+        RewrittenSentence,
+        params=ctx.params,
+        prompt_hash=template.hash,
+        context={"original": instance.text, "prompt": messages[-1].content},
+        max_reasks=ctx.max_reasks,
+    )
+    if result.value is None:
+        note = f"instance-rewriter failed: {result.error}"
+        updated = instance.model_copy(
+            update={
+                "provenance": instance.provenance.model_copy(
+                    update={"notes": [*instance.provenance.notes, note]}
+                )
+            }
+        )
+        return AgentResult([updated], "failed", failure=result.error)
+    rewritten = Instance(
+        id=f"{instance.id}/rw",
+        point_id=instance.point_id,
+        text=result.value.sentence,
+        kind=instance.kind,
+        origin="agent",
+        replaces=instance.id,
+        source_text=instance.text,
+        provenance=Provenance(
+            source=instance.provenance.source,
+            agent="instance-rewriter",
+            model=ctx.model.label,
+            prompt_hash=template.hash,
+        ),
+    )
+    return AgentResult([rewritten], "rewritten")
+
+
+agent(
+    AgentSpec(
+        name="instance-rewriter",
+        run=rewrite,
+        plan=per_instance(lambda i: i.origin == "source" and i.kind == "example"),
+        description="Rewrite each expert example into a new sentence with the same grammar point.",
+    )
+)

@@ -1,0 +1,221 @@
+"""Grammar-point tables (JSONL, CSV or YAML) as read by the CPG recipe.
+
+JSONL and YAML hold one point per record::
+
+    {"id": "1063", "category": "“是”字句", "level": 1, "name": "表示等同或类属",
+     "description": "...", "examples": ["..."], "confusers": ["..."]}
+
+CSV holds one sentence per row, with columns ``id, category, level, name, sentence`` and the
+optional ``description``, ``kind`` (``example`` or ``confuser``, default ``example``) and
+``language``. Rows of one point must agree on its category, level, name and description.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from ...errors import InputError
+from ...records import GrammarPoint, SourceRef
+from ...sources import _text, source_reader
+
+REQUIRED = ("id", "category", "level", "name")
+OPTIONAL = ("description", "examples", "confusers", "language")
+CSV_REQUIRED = (*REQUIRED, "sentence")
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+def detect_language(texts: list[str]) -> str:
+    """`zh` when the texts contain CJK characters, else `en`."""
+    return "zh" if any(_CJK.search(t) for t in texts) else "en"
+
+
+@source_reader("grammar-table")
+def read_grammar_table(path: str | Path) -> list[GrammarPoint]:
+    """Read a grammar-point table; the format follows the file extension."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    readers = {".jsonl": _read_jsonl, ".csv": _read_csv, ".yaml": _read_yaml, ".yml": _read_yaml}
+    if suffix not in readers:
+        raise InputError(path, "unknown table format: use .jsonl, .csv, .yaml or .yml")
+    text = _text.read_utf8(path)
+    if not text.strip():
+        raise InputError(path, "file is empty: no grammar points", line=1)
+    points = readers[suffix](path, text)
+    if not points:
+        raise InputError(path, "no grammar points found", line=1)
+    return points
+
+
+def _level(value: Any, path: Path, line: int) -> int | str:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise InputError(path, "must be an integer or a label such as A2", line=line, field="level")
+    if isinstance(value, str):
+        value = value.strip()
+        if not value:
+            raise InputError(path, "is empty", line=line, field="level")
+        return int(value) if value.isdigit() else value
+    return value
+
+
+def _text_field(record: dict[str, Any], name: str, path: Path, line: int) -> str:
+    value = record.get(name)
+    if value is None:
+        raise InputError(path, "missing", line=line, field=name)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and name == "id":
+        value = str(value)
+    if not isinstance(value, str):
+        raise InputError(path, "must be a string", line=line, field=name)
+    if not value.strip():
+        raise InputError(path, "is empty", line=line, field=name)
+    return value.strip()
+
+
+def _sentences(record: dict[str, Any], name: str, path: Path, line: int) -> list[str]:
+    value = record.get(name, [])
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
+        raise InputError(path, "must be a list of sentences", line=line, field=name)
+    cleaned = [s.strip() for s in value]
+    if any(not s for s in cleaned):
+        raise InputError(path, "contains an empty sentence", line=line, field=name)
+    seen: set[str] = set()
+    for sentence in cleaned:
+        if sentence in seen:
+            raise InputError(path, f"sentence '{sentence}' is listed twice", line=line, field=name)
+        seen.add(sentence)
+    return cleaned
+
+
+def _point_from_record(record: dict[str, Any], path: Path, line: int) -> GrammarPoint:
+    unknown = sorted(set(record) - set(REQUIRED) - set(OPTIONAL))
+    if unknown:
+        raise InputError(
+            path,
+            f"unknown field (known: {', '.join(REQUIRED + OPTIONAL)})",
+            line=line,
+            field=unknown[0],
+        )
+    point_id = _text_field(record, "id", path, line)
+    category = _text_field(record, "category", path, line)
+    if "level" not in record:
+        raise InputError(path, "missing", line=line, field="level")
+    level = _level(record["level"], path, line)
+    name = _text_field(record, "name", path, line)
+    examples = _sentences(record, "examples", path, line)
+    if not examples:
+        raise InputError(path, "needs at least one example sentence", line=line, field="examples")
+    confusers = _sentences(record, "confusers", path, line)
+    language = record.get("language") or detect_language([name, *examples])
+    if not isinstance(language, str):
+        raise InputError(
+            path, "must be a language code such as zh or en", line=line, field="language"
+        )
+    return GrammarPoint(
+        id=point_id,
+        category=category,
+        level=level,
+        name=name,
+        description=str(record.get("description") or "").strip(),
+        language=language,
+        examples=examples,
+        confusers=confusers,
+        source=[SourceRef(path=str(path), line=line)],
+    )
+
+
+def _read_jsonl(path: Path, text: str) -> list[GrammarPoint]:
+    points = [_point_from_record(obj, path, line) for line, obj in _text.iter_jsonl(path, text)]
+    return _text.check_unique_ids(points, path)
+
+
+def _read_yaml(path: Path, text: str) -> list[GrammarPoint]:
+    data, lines = _text.load_yaml_with_lines(path, text)
+    if isinstance(data, dict) and set(data) == {"points"}:
+        data = data["points"]
+    if data is None:
+        raise InputError(path, "file is empty: no grammar points", line=1)
+    if not isinstance(data, list):
+        raise InputError(path, "expected a list of grammar points (or a 'points:' list)", line=1)
+    points = []
+    for index, record in enumerate(data):
+        if not isinstance(record, dict):
+            raise InputError(path, f"entry {index + 1} is not a mapping", line=None)
+        points.append(_point_from_record(record, path, lines.get(id(record), 1)))
+    return _text.check_unique_ids(points, path)
+
+
+def _read_csv(path: Path, text: str) -> list[GrammarPoint]:
+    by_id: dict[str, dict[str, Any]] = {}
+    for line, row in _text.iter_csv(path, text, CSV_REQUIRED):
+        point_id = _text_field(row, "id", path, line)
+        kind = (row.get("kind") or "example").strip().lower()
+        if kind not in ("example", "confuser"):
+            raise InputError(
+                path, f"must be 'example' or 'confuser', not '{kind}'", line=line, field="kind"
+            )
+        sentence = _text_field(row, "sentence", path, line)
+        header = {
+            "category": _text_field(row, "category", path, line),
+            "level": _level(row.get("level", ""), path, line),
+            "name": _text_field(row, "name", path, line),
+            "description": (row.get("description") or "").strip(),
+        }
+        entry = by_id.get(point_id)
+        if entry is None:
+            entry = by_id[point_id] = {
+                "header": header,
+                "line": line,
+                "lines": [line],
+                "examples": [],
+                "confusers": [],
+                "sentences": {},
+                "language": (row.get("language") or "").strip(),
+            }
+        else:
+            for key, value in header.items():
+                if key == "description" and not value:
+                    continue
+                if entry["header"][key] != value:
+                    raise InputError(
+                        path,
+                        f"point '{point_id}' was given a different {key} on line {entry['line']}",
+                        line=line,
+                        field=key,
+                    )
+            entry["lines"].append(line)
+        if sentence in entry["sentences"]:
+            raise InputError(
+                path,
+                f"duplicate sentence for point '{point_id}' (first on line "
+                f"{entry['sentences'][sentence]})",
+                line=line,
+                field="sentence",
+            )
+        entry["sentences"][sentence] = line
+        entry["examples" if kind == "example" else "confusers"].append(sentence)
+
+    points = []
+    for point_id, entry in by_id.items():
+        if not entry["examples"]:
+            raise InputError(
+                path, f"point '{point_id}' has no example rows", line=entry["line"], field="kind"
+            )
+        header = entry["header"]
+        points.append(
+            GrammarPoint(
+                id=point_id,
+                category=header["category"],
+                level=header["level"],
+                name=header["name"],
+                description=header["description"],
+                language=entry["language"] or detect_language([header["name"], *entry["examples"]]),
+                examples=entry["examples"],
+                confusers=entry["confusers"],
+                source=[SourceRef(path=str(path), line=n) for n in entry["lines"]],
+            )
+        )
+    return points

@@ -1,0 +1,99 @@
+"""The EduAbility taxonomy from `taxonomy.yaml`, which the router prompt and the report read."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ...errors import GramagentsError
+
+DATA = Path(__file__).with_name("taxonomy.yaml")
+
+
+@dataclass(frozen=True)
+class Level:
+    """One EduAbility level."""
+
+    id: str
+    order: int
+    name: str
+    zh: str
+    definition: str
+    dok: tuple[int, ...]
+    bloom: tuple[str, ...]
+    operations: tuple[str, ...]
+    tasks: tuple[dict[str, Any], ...]
+
+
+@lru_cache(maxsize=1)
+def _data() -> dict[str, Any]:
+    return yaml.safe_load(DATA.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+@lru_cache(maxsize=1)
+def levels() -> tuple[Level, ...]:
+    """The six levels, in order."""
+    return tuple(
+        Level(
+            id=raw["id"],
+            order=int(raw["order"]),
+            name=raw["name"],
+            zh=raw["zh"],
+            definition=raw["definition"],
+            dok=tuple(raw["dok"]),
+            bloom=tuple(raw["bloom"]),
+            operations=tuple(raw["operations"]),
+            tasks=tuple(raw["tasks"]),
+        )
+        for raw in _data()["levels"]
+    )
+
+
+def level(name: str) -> Level:
+    """A level by id, English or Chinese name, order, or a folder name such as `1_memory`."""
+    key = str(name).strip().lower()
+    bare = re.sub(r"^[\d\s._-]+", "", key) or key
+    for found in levels():
+        if key in (found.id, found.name.lower(), found.zh, str(found.order)) or bare in (
+            found.id,
+            found.name.lower(),
+            found.zh,
+        ):
+            return found
+        if found.id == "memory" and bare in ("memorization", "memorisation"):
+            return found
+    known = ", ".join(x.id for x in levels())
+    raise GramagentsError(f"unknown EduAbility level '{name}' (known: {known})")
+
+
+def principle() -> list[str]:
+    """The two-step labelling principle."""
+    return list(_data()["principle"])
+
+
+def router_guide() -> str:
+    """The taxonomy as the router's prompt shows it."""
+    lines = ["EduAbility 认知层级（EduAbility taxonomy）："]
+    for found in levels():
+        dok = "/".join(str(d) for d in found.dok)
+        lines.append(
+            f"- {found.id}（{found.zh}，{found.name}）: {found.definition} "
+            f"DOK {dok}; Bloom: {', '.join(found.bloom)}."
+        )
+    lines.append("标注原则：")
+    lines.extend(f"- {step}" for step in principle())
+    return "\n".join(lines)
+
+
+def task_metric(shape: str) -> str:
+    """The metric of a task shape (accuracy, rouge_l, rmse_qwk_pearson, judge)."""
+    for found in levels():
+        for task in found.tasks:
+            if task["shape"] == shape:
+                return str(task["metric"])
+    return "accuracy"
