@@ -7,8 +7,8 @@ from gramagents.recipes.cpg.banks import bank_sentences, build_banks, point_form
 from gramagents.recipes.cpg.params import TASK_PARAMS, BankParams
 from gramagents.recipes.cpg.table import read_grammar_table
 from gramagents.records import Instance
+from gramagents.sources.points import source_instances
 from gramagents.tasks.registry import BuildResources
-from gramagents.workflow.build_graph import source_instances
 
 from .conftest import EXAMPLE_TABLE
 from .helpers import char_embed
@@ -17,7 +17,7 @@ from .helpers import char_embed
 def banks(seed=1234, instances=None, options=None, **params):
     points = read_grammar_table(EXAMPLE_TABLE)
     if instances is None:
-        instances = source_instances({p.id: p for p in points}).values()
+        instances = source_instances(points)
     tasks = {
         name: model.model_validate(params.get(name, {})) for name, model in TASK_PARAMS.items()
     }
@@ -169,7 +169,7 @@ def test_banks_are_deterministic_in_the_seed():
 
 def test_accepted_rewrites_stand_in_for_their_source_sentence():
     points = read_grammar_table(EXAMPLE_TABLE)
-    instances = source_instances({p.id: p for p in points})
+    instances = source_instances(points)
     rewrite = Instance(
         id="1001/ex/0/rw",
         point_id="1001",
@@ -186,7 +186,7 @@ def test_accepted_rewrites_stand_in_for_their_source_sentence():
         replaces="1001/ex/1",
         status="rejected",
     )
-    everything = [*instances.values(), rewrite, rejected]
+    everything = [*instances, rewrite, rejected]
     chosen = bank_sentences(points, everything, "prefer-rewritten")["1001"]
     assert [i.text for i in chosen][:2] == ["他会弹吉他。", "她会开车，但是不会骑自行车。"]
     only = bank_sentences(points, everything, "rewritten-only")["1001"]

@@ -2,15 +2,14 @@
 
 import asyncio
 import csv
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
 
 from gramagents.models.scripted import ScriptedBackend
-from gramagents.runtime.rundir import RunFolder
-from gramagents.workflow.build import BuildOptions, run_build
-from gramagents.workflow.edu_build import import_edu_review
+from gramagents.workflow.build import BuildOptions, import_review, run_build
 from gramagents.workflow.eval import EvalOptions, run_eval
 
 MINI = Path(__file__).resolve().parent.parent / "examples" / "edu"
@@ -35,6 +34,54 @@ def agent(request):
 
 
 ScriptedBackend.register("edu-agent", agent)
+
+
+# What the EduEval pipeline wrote for the project's layout with `--agents off` before it ran on
+# the shared build graph (its own hard-wired graph then): every stage's counts, the banks, and
+# a digest of each item's id, task, answer, level, flags, options and prompt.
+PINNED_STAGES = {
+    "ingest": {"read": 43, "parsed": 42, "unparsed": 1, "warnings": 24},
+    "standardize": {"asked": 0, "fixed": 0, "failed": 1},
+    "optimize": {"short": 2, "completed": 0},
+    "route": {"routed": 42, "agree": 28, "flagged": 14},
+    "dedup": {"before": 42, "kept": 41, "removed": 1},
+    "calibrate": {"checked": 0, "flagged": 0},
+    "anomalies": {"checked": 41, "flagged": 0},
+    "banks": {"items": 55},
+}
+PINNED_TASKS = {
+    "EDU-MC": 18, "EDU-TEXT": 6, "EDU-ESSAY": 4, "EDU-DIALOGUE": 4, "EDU-QG": 3, "EDU-TD": 3,
+    "EDU-TW": 3, "EDU-MC-3SHOT": 6, "EDU-ESSAY-3SHOT": 4, "EDU-DIALOGUE-3SHOT": 4,
+}  # fmt: skip
+PINNED_ITEMS = "30f367f8dbb8a2eb47eb088a9d09b195b3a3508d218ccaa2e9b3f48f66330b83"
+
+
+def _item_digest(path: Path) -> str:
+    keys = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        i = json.loads(line)
+        meta = i["meta"]
+        fields = [i["id"], i["task"], i["answer"], meta["level"], meta["flags"], meta["options"]]
+        keys.append(json.dumps([*fields, i["prompt"]], ensure_ascii=False, sort_keys=True))
+    return hashlib.sha256("\n".join(keys).encode()).hexdigest()
+
+
+@pytest.mark.slow
+def test_agents_off_writes_the_same_stages_and_banks_through_the_shared_graph(tmp_path):
+    options = BuildOptions(source=MINI, agents=False, run_dir=tmp_path / "b", use_cache=False)
+    result = asyncio.run(run_build("edu", options))
+    assert result.manifest.stages == PINNED_STAGES
+    assert result.manifest.tasks == PINNED_TASKS
+    assert _item_digest(result.dataset_path) == PINNED_ITEMS
+    assert result.manifest.counts.failed == 1  # the line the rules cannot parse
+    assert result.manifest.review == {"file": "review.csv", "rows": 21, "flagged": 16}
+    files = {Path(f["file"]).name: f for f in result.manifest.source["files"]}
+    assert files["初中历史知识.jsonl"] == {
+        "file": str(MINI / "1_memory" / "初中历史知识.jsonl"), "read": 3, "parsed": 2, "refused": 1,
+    }  # fmt: skip
+    assert sum(f["read"] for f in files.values()) == 43
+    report = (tmp_path / "b" / "report.md").read_text(encoding="utf-8")
+    assert "## Source files" in report and "| route | routed 42, agree 28, flagged 14 |" in report
 
 
 @pytest.fixture(scope="module")
@@ -84,8 +131,7 @@ def test_review_round_trip_rejects_and_relabels(built):
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    folder = RunFolder.open(work / "build", "build")
-    counts = import_edu_review(folder, edited)
+    counts = import_review(work / "build", edited).manifest.review["decisions"]
     assert counts["rejected"] >= 1 and counts["edited"] >= 1
     items = [json.loads(x) for x in (work / "build" / "dataset.jsonl").read_text().splitlines()]
     assert not [i for i in items if i["id"].split("@")[0] == rows[0]["item_id"]]

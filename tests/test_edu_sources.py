@@ -4,9 +4,11 @@ from pathlib import Path
 import pytest
 
 from gramagents.errors import InputError
-from gramagents.recipes.edu.qc import anomaly_flags, dedup, difficulty_flags
+from gramagents.recipes.edu.qc import anomaly_flags, difficulty_flags
 from gramagents.recipes.edu.sources import EduItem, grade_of, parse_options, read_edueval
 from gramagents.recipes.edu.taxonomy import level, router_guide
+from gramagents.workflow.filters import near_duplicates
+from gramagents.workflow.nodes import texts
 
 MINI = Path(__file__).resolve().parent.parent / "examples" / "edu"
 
@@ -85,12 +87,14 @@ def _item(n, prompt, answer="A", task="t", options=None):
     )  # fmt: skip
 
 
-def test_minhash_removes_the_planted_near_duplicate_and_keeps_distinct_items():
+def test_minhash_finds_the_planted_near_duplicate_and_only_it():
     result = read_edueval(MINI)
-    kept, removed = dedup(result.items)
-    assert [r["id"] for r in removed] == [result.items[6].id]
-    assert removed[0]["duplicates"] == result.items[5].id and removed[0]["jaccard"] >= 0.85
-    assert len(kept) == len(result.items) - 1
+    keys = texts(result.items, ["prompt", "options"])
+    repeats = near_duplicates(keys, [i.shape for i in result.items])
+    assert list(repeats) == [6]
+    first, jaccard = repeats[6]
+    assert first == 5 and jaccard >= 0.85
+    assert near_duplicates(keys, [str(k) for k in range(len(keys))]) == {}  # other groups
 
 
 def test_difficulty_and_anomaly_flags():

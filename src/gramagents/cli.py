@@ -84,7 +84,7 @@ def build(
     source: Annotated[
         Path,
         typer.Option(
-            help="Grammar source file (e.g. a grammar-point table: .jsonl, .csv or .yaml)."
+            help="The source the recipe reads: a file or folder (e.g. a grammar-point table)."
         ),
     ],
     agents: Annotated[
@@ -192,36 +192,16 @@ def review(
     """Apply a reviewer's decisions (accept, reject, edit) to a build and rebuild its banks."""
     from .workflow.build import import_review
 
-    if _recipe_of(run) == "edu":
-        from .runtime.rundir import RunFolder
-        from .workflow.edu_build import import_edu_review
-
-        try:
-            counts = import_edu_review(RunFolder.open(run, "build"), file)
-        except GramagentsError as exc:
-            raise fail(exc) from None
-        _say(f"applied {', '.join(f'{n} {d}' for d, n in counts.items()) or 'no decisions'}")
-        _say(f"dataset: {run / 'dataset.jsonl'}")
-        return
     try:
         result = import_review(run, file, reviewer, use_cache=not no_cache)
     except GramagentsError as exc:
         raise fail(exc) from None
     decided = (result.manifest.review or {}).get("decisions", {})
     _say(
-        f"applied {', '.join(f'{n} {d}' for d, n in decided.items())}; "
+        f"applied {', '.join(f'{n} {d}' for d, n in decided.items()) or 'no decisions'}; "
         f"rebuilt {len(result.items)} items"
     )
     _say(f"dataset: {result.dataset_path}")
-
-
-def _recipe_of(run: Path) -> str | None:
-    import json
-
-    try:
-        return json.loads((run / "manifest.json").read_text(encoding="utf-8")).get("recipe")
-    except (OSError, ValueError):
-        return None
 
 
 @app.command()

@@ -7,18 +7,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from ..models.model import Model
 from ..plugins import Registry
 from ..records import GenParams, GrammarPoint, Instance
 from ..templates import PromptTemplate, load_prompt
-
-
-class NoOptions(BaseModel):
-    """An agent without options of its own."""
-
-    model_config = ConfigDict(extra="forbid")
+from ..workflow.nodes import BuildView, NodeEnv, NodeUpdate, NoOptions
 
 
 @dataclass
@@ -39,18 +34,27 @@ class AgentContext:
 
 @dataclass
 class AgentResult:
-    """Instances an agent created or updated, and one outcome label for the build's tallies."""
+    """Records an agent created or changed, and one outcome label for the build's tallies."""
 
-    instances: list[Instance]
-    outcome: str
+    records: list[BaseModel]
+    outcome: str | None
+    """Counted in the node's tally (None: not counted)."""
     failure: str | None = None
     """Why the agent produced nothing usable, when it did not."""
+    removed: list[str] = field(default_factory=list)
+    """Ids of records that leave the build (e.g. one the agent replaced by a new record)."""
+    flags: dict[str, list[str]] = field(default_factory=dict)
+    """Reasons to send records to human review."""
+    details: dict[str, Any] = field(default_factory=dict)
+    """What the failure record says besides the task and the reason."""
 
 
 AgentTask = dict[str, Any]
-"""One call of an agent: `point` always, plus `instance` or `index` as the agent plans."""
+"""One call of an agent, as its planner made it (e.g. `point` and `instance`, or `record`)."""
 AgentFn = Callable[[AgentTask, AgentContext], Awaitable[AgentResult]]
-Planner = Callable[[list[GrammarPoint], list[Instance], BaseModel], list[AgentTask]]
+Planner = Callable[[BuildView, BaseModel], list[AgentTask]]
+Offline = Callable[[BuildView, BaseModel], NodeUpdate]
+Finish = Callable[[BuildView, BaseModel, NodeEnv], Awaitable[NodeUpdate]]
 
 
 @dataclass(frozen=True)
@@ -60,25 +64,36 @@ class AgentSpec:
     name: str
     run: AgentFn
     plan: Planner
-    """The calls to make, given the points, the instances so far and the node's options."""
+    """The calls to make, given the build so far and the node's options."""
     options: type[BaseModel] = NoOptions
     description: str = ""
+    planned: str | None = "planned"
+    """The tally key counting the planned calls (None: not counted)."""
+    outcomes: tuple[str, ...] = ()
+    """Outcome keys the node's tally shows even when none occurred."""
+    offline: Offline | None = None
+    """What the node does with `--agents off` (by default, nothing)."""
+    finish: Finish | None = None
+    """A step over the whole set after every call has returned (with agents on or off)."""
 
 
 def per_instance(selects: Callable[[Instance], bool]) -> Planner:
     """A planner calling the agent once for each instance `selects` accepts."""
 
-    def plan(
-        points: list[GrammarPoint], instances: list[Instance], options: BaseModel
-    ) -> list[AgentTask]:
-        by_id = {p.id: p for p in points}
+    def plan(view: BuildView, options: BaseModel) -> list[AgentTask]:
+        by_id: dict[str, GrammarPoint] = view.context.get("points", {})
         return [
             {"instance": i, "point": by_id[i.point_id]}
-            for i in instances
+            for i in view.of_type(Instance)
             if selects(i) and i.point_id in by_id
         ]
 
     return plan
+
+
+def points_of(view: BuildView) -> list[GrammarPoint]:
+    """The grammar points of a build whose source is a list of points, in order."""
+    return list(view.context.get("points", {}).values())
 
 
 AGENTS: Registry[AgentSpec] = Registry("agent")

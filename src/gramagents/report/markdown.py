@@ -100,7 +100,24 @@ def render_report(
             lines += _paper_table(layout, manifest, summary, random)
     for section in SECTIONS.all().values():
         lines += section(manifest, summary)
-    lines += [
+    lines += _task_table(manifest, summary, tasks, random)
+    lines += _other_metrics(manifest, summary)
+    if manifest.no_gold:
+        listed = ", ".join(f"{task} {n}" for task, n in manifest.no_gold.items())
+        lines += [
+            "",
+            f"Items without a gold answer (asked and recorded in `responses.jsonl`, "
+            f"not scored; give them with `--answers FILE`): {listed}.",
+        ]
+    lines += _breakdowns(manifest, summary, tasks)
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _task_table(
+    manifest: RunManifest, summary: Summary, tasks: list[str], random: dict[str, float]
+) -> list[str]:
+    lines = [
         "## Scores by task",
         "",
         "Each task's headline metric (accuracy unless noted), with the share of answers that "
@@ -131,32 +148,33 @@ def render_report(
                 scores.append(headline)
         row.append(_fmt(_mean(scores)))
         rows.append(row)
-    lines += _table(header, rows)
+    return lines + _table(header, rows)
+
+
+def _other_metrics(manifest: RunManifest, summary: Summary) -> list[str]:
     others = sorted({(task, metric) for (_, task, metric) in summary.extra})
-    if others:
-        lines += ["", "Other metrics of the items (mean per task):", ""]
-        lines += _table(
-            ["model", *(f"{t} {m}" for t, m in others)],
+    if not others:
+        return []
+    lines = ["", "Other metrics of the items (mean per task):", ""]
+    return lines + _table(
+        ["model", *(f"{t} {m}" for t, m in others)],
+        [
             [
-                [
-                    model,
-                    *(
-                        _fmt(summary.extra[model, t, m].score)
-                        if (model, t, m) in summary.extra
-                        else "—"
-                        for t, m in others
-                    ),
-                ]
-                for model in manifest.models
-            ],
-        )
-    if manifest.no_gold:
-        listed = ", ".join(f"{task} {n}" for task, n in manifest.no_gold.items())
-        lines += [
-            "",
-            f"Items without a gold answer (asked and recorded in `responses.jsonl`, "
-            f"not scored; give them with `--answers FILE`): {listed}.",
-        ]
+                model,
+                *(
+                    _fmt(summary.extra[model, t, m].score)
+                    if (model, t, m) in summary.extra
+                    else "—"
+                    for t, m in others
+                ),
+            ]
+            for model in manifest.models
+        ],
+    )
+
+
+def _breakdowns(manifest: RunManifest, summary: Summary, tasks: list[str]) -> list[str]:
+    lines: list[str] = []
     for key, groups in summary.breakdowns.items():
         values = sorted({value for (_, _, value) in groups}, key=_natural)
         if len(values) < 2:
@@ -171,8 +189,7 @@ def render_report(
                     cells.append(_fmt(group.score if group else None))
                 table_rows.append(cells)
         lines += _table(["model", key, *tasks], table_rows)
-    lines.append("")
-    return "\n".join(lines)
+    return lines
 
 
 def _natural(value: str) -> tuple[int, int | str]:

@@ -2,18 +2,54 @@
 
 Shared here: text helpers that name the offending line (`_text`), the dataset reader and the
 registry of `--format` readers (`datasets`), answer files (`answers`), and the registry of
-build sources, which recipes fill with their readers (`--source` files or folders).
+build sources (`SOURCES`), which recipes fill with the readers their `source:` names.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from ..plugins import Registry
 
-SourceReader = Callable[[Path], Any]
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How a build reads its source."""
+
+    limit: int | None = None
+    """Keep only the first N units of the source (grammar points, items, trees, ...)."""
+    seed: int = 1234
+    options: dict[str, Any] = field(default_factory=dict)
+    """The recipe's `source.options`, for the reader to validate."""
+
+
+@dataclass
+class SourceData:
+    """What a reader found: the records the build works on and what it knows besides."""
+
+    records: list[BaseModel]
+    """Each with a unique `id`; agents, filters and the builder work on these."""
+    context: dict[str, Any] = field(default_factory=dict)
+    """Read-only facts for nodes and the builder (e.g. `points`: grammar points by id)."""
+    stats: dict[str, int] = field(default_factory=dict)
+    """Counts of the reading, recorded in the manifest's `stages` under `stage`."""
+    stage: str = "read"
+    files: list[dict[str, Any]] = field(default_factory=list)
+    """Per source file: `file`, `read`, `parsed`, `refused` (the build report's table)."""
+    warnings: list[str] = field(default_factory=list)
+    """Problems that did not stop the reading, each naming file, line and field."""
+    info: dict[str, Any] = field(default_factory=dict)
+    """What the manifest's `source` says besides the path (e.g. `points`)."""
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    """Units that could not be read into records, each with a `reason`."""
+
+
+SourceReader = Callable[[Path, ReadOptions], SourceData]
 SOURCES: Registry[SourceReader] = Registry("source reader")
 """A recipe's `source:` names one of these; recipes announce their readers by module."""
 

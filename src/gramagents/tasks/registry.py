@@ -123,14 +123,14 @@ class BankBuilderSpec:
 
     name: str
     build: Callable[..., list[Item]]
-    """`build(points, instances, tasks, options, resources) -> items`."""
+    """`build(view, tasks, options, resources) -> items` (view: `workflow.nodes.BuildView`)."""
     task_params: dict[str, type[BaseModel]]
     """Task name to the pydantic model of that task's recipe parameters."""
     options: type[BaseModel]
     """Pydantic model of the builder's own options."""
     artifacts: Callable[..., dict[str, Any]] | None = None
-    """`artifacts(folder, points, instances, items) -> info`: extra files a build writes
-    (e.g. M2 files); the info goes into the manifest."""
+    """`artifacts(folder, view, items) -> info`: extra files a build writes (e.g. M2 files);
+    the info goes into the manifest."""
 
 
 BUILDERS: Registry[BankBuilderSpec] = Registry("bank builder")

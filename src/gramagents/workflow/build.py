@@ -1,9 +1,9 @@
-"""`gramagents build`: a grammar source and a recipe in, a dataset run folder out.
+"""`gramagents build`: a source and a recipe in, a dataset run folder out, for every recipe.
 
-The recipe, the source table, the prompts and the agents' models are all checked before the
-run folder is made. Agent calls go through the response cache, so re-running a build (with the
-same `--run-dir`, or another) re-asks nothing that was answered. The dataset and the instance
-log are whole files, written atomically at the end.
+The recipe, the source, the prompts and the agents' models are all checked before the run
+folder is made. Agent calls go through the response cache, so re-running a build (with the
+same `--run-dir`, or another) re-asks nothing that was answered. The dataset, the records and
+the review file are whole files, written atomically at the end.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -20,18 +21,20 @@ from ..errors import GramagentsError, RunError
 from ..models import BackendSettings, Model, create_backend
 from ..progress import ProgressSink, SilentProgress
 from ..records import Counts, GrammarPoint, Instance, Item, RunManifest
+from ..report.build import render_build_report
 from ..resources import file_hash, find
 from ..runtime.cache import Cache, NullCache, ResponseCache
 from ..runtime.embeddings import Embedder
 from ..runtime.paths import default_cache_path
 from ..runtime.retry import RetryPolicy
 from ..runtime.rundir import RunFolder, iter_jsonl, now_iso, write_atomic, write_jsonl_atomic
-from ..sources import SOURCES
-from ..tasks.registry import BankBuilderSpec, BuildResources, get_builder
+from ..sources import SOURCES, ReadOptions, SourceData
+from ..tasks.registry import BuildResources, get_builder
 from ..versions import package_versions
-from .build_graph import AgentStage, BuildContext, build_graph
-from .recipe import Recipe, load_recipe, recipe_path, recipe_source
-from .review import apply_decisions, read_review, review_queue, write_review
+from .build_graph import AgentStage, BuildContext, FilterStage, Stage, build_graph
+from .nodes import FILTERS, BuildView, NodeEnv, file_of
+from .recipe import AgentNode, FilterNode, Recipe, load_recipe
+from .review import REVIEWS, apply_decisions, read_review
 
 MAX_AGENT_CALLS_IN_FLIGHT = 256
 """Agent tasks the graph runs at once; each model bounds (API) or batches (local) them."""
@@ -46,7 +49,7 @@ class BuildOptions:
     agent_model: str | None = None
     run_dir: Path | None = None
     limit: int | None = None
-    """Use only the first N grammar points of the source."""
+    """Use only the first N units of the source (grammar points, items, trees...)."""
     seed: int | None = None
     """Defaults to the recipe's seed."""
     concurrency: int = 16
@@ -63,7 +66,12 @@ class BuildResult:
     folder: RunFolder
     manifest: RunManifest
     items: list[Item]
-    instances: list[Instance]
+    records: list[BaseModel]
+
+    @property
+    def instances(self) -> list[Instance]:
+        """The records that are sentences of grammar points."""
+        return [r for r in self.records if isinstance(r, Instance)]
 
     @property
     def dataset_path(self) -> Path:
@@ -71,49 +79,72 @@ class BuildResult:
         return self.folder.file("dataset.jsonl")
 
 
-def _stages(recipe: Recipe, options: BuildOptions, models: dict[str, Model]) -> list[AgentStage]:
-    stages = []
-    for node in recipe.agent_nodes:
-        spec = get_agent(node.agent)
-        assert spec is not None  # checked when the recipe was loaded
-        model_spec = options.agent_model or node.model or recipe.agents.model
-        stages.append(
-            AgentStage(
-                name=node.name,
-                spec=spec,
-                context=AgentContext(
-                    model=models[model_spec],
+def _agent_model(node: AgentNode, recipe: Recipe, options: BuildOptions) -> str:
+    return options.agent_model or node.model or recipe.agents.model
+
+
+def _stages(recipe: Recipe, options: BuildOptions, models: dict[str, Model]) -> list[Stage]:
+    stages: list[Stage] = []
+    for node in recipe.nodes:
+        if isinstance(node, AgentNode):
+            spec = get_agent(node.agent)
+            assert spec is not None  # checked when the recipe was loaded
+            agent_options = spec.options.model_validate(node.options)
+            context = None
+            if options.agents:
+                context = AgentContext(
+                    model=models[_agent_model(node, recipe, options)],
                     prompt=node.prompt,
                     params=node.params.gen_params(),
-                    max_reasks=node.max_reasks
-                    if node.max_reasks is not None
-                    else recipe.agents.max_reasks,
-                    options=spec.options.model_validate(node.options),
-                ),
-            )
-        )
+                    max_reasks=recipe.agents.max_reasks
+                    if node.max_reasks is None
+                    else node.max_reasks,
+                    options=agent_options,
+                )
+            stages.append(AgentStage(node.name, spec, agent_options, context))
+        elif isinstance(node, FilterNode):
+            fspec = FILTERS.get(node.filter)
+            assert fspec is not None
+            stages.append(FilterStage(node.name, fspec, fspec.options.model_validate(node.options)))
     return stages
 
 
-def _prompt_hashes(recipe: Recipe, items: list[Item]) -> dict[str, str]:
-    names = {t for i in items for t in [i.prompt.template]}
-    for node in recipe.agent_nodes:
-        languages = ("zh", "en") if "{language}" in node.prompt else ("en",)
-        names |= {node.prompt.format(language=lang) for lang in languages}
-    return {f"prompts/{n}": file_hash(find("prompts", n)) for n in sorted(names)}
+def _wanted_models(recipe: Recipe, options: BuildOptions) -> set[str]:
+    """Model specs the build will ask: the agents' and those its filters name."""
+    if not options.agents:
+        return set()
+    wanted = {_agent_model(n, recipe, options) for n in recipe.agent_nodes}
+    for node in recipe.filter_nodes:
+        spec = FILTERS.get(node.filter)
+        if spec is not None and spec.models is not None:
+            wanted |= set(spec.models(spec.options.model_validate(node.options)))
+    return wanted
 
 
-def _bank_inputs(
-    recipe: Recipe, seed: int, cache: Cache
-) -> tuple[BankBuilderSpec, BaseModel, dict[str, BaseModel], BuildResources]:
-    builder = get_builder(recipe.builder.builder)
-    assert builder is not None  # checked when the recipe was loaded
-    tasks = {
-        name: builder.task_params[name].model_validate(params or {})
-        for name, params in recipe.builder.tasks.items()
+def _read_source(recipe: Recipe, options: BuildOptions, seed: int) -> SourceData:
+    reader = SOURCES.get(recipe.reader.reader)
+    assert reader is not None  # checked when the recipe was loaded
+    source = reader(
+        Path(options.source), ReadOptions(options.limit, seed, dict(recipe.reader.options))
+    )
+    seen: set[str] = set()
+    for record in source.records:
+        key = record.id  # type: ignore[attr-defined]
+        if key in seen:
+            raise RunError(f"{options.source}: the reader made two records with id '{key}'")
+        seen.add(key)
+    return source
+
+
+def _initial_state(source: SourceData) -> dict[str, Any]:
+    state: dict[str, Any] = {
+        "records": {r.id: r for r in source.records},  # type: ignore[attr-defined]
+        "flags": {},
+        "failures": [{"stage": source.stage, **f} for f in source.failures],
     }
-    options = builder.options.model_validate(recipe.builder.options)
-    return builder, options, tasks, BuildResources(seed=seed, embed=Embedder(cache).embed)
+    if source.stats:
+        state["tallies"] = {source.stage: dict(source.stats)}
+    return state
 
 
 async def run_build(
@@ -121,69 +152,34 @@ async def run_build(
 ) -> BuildResult:
     """Build a dataset; see the module docstring."""
     progress = progress or SilentProgress()
-    path = recipe_path(recipe_name)
-    if recipe_source(path) == "edueval":  # exam items, not a grammar source: its own pipeline
-        from .edu_build import run_edu_build  # noqa: I001 - replaced by the shared graph
-
-        return await run_edu_build(path, options, progress)  # type: ignore[return-value]
-    recipe, recipe_path_ = load_recipe(recipe_name)
-    reader = SOURCES.get(recipe.source)
-    assert reader is not None  # checked when the recipe was loaded
-    points = reader(options.source)
-    if options.limit is not None:
-        points = points[: options.limit]
+    recipe, recipe_file = load_recipe(recipe_name)
     seed = options.seed if options.seed is not None else recipe.seed
-
-    settings = BackendSettings(concurrency=options.concurrency, retry=options.retry)
+    source = _read_source(recipe, options, seed)
     cache: Cache = (
         ResponseCache(options.cache_path or default_cache_path())
         if options.use_cache
         else NullCache()
     )
     models: dict[str, Model] = {}
-    if options.agents:
-        wanted = {options.agent_model or n.model or recipe.agents.model for n in recipe.agent_nodes}
-        for spec in sorted(wanted):
+    try:
+        settings = BackendSettings(concurrency=options.concurrency, retry=options.retry)
+        for spec in sorted(_wanted_models(recipe, options)):
             models[spec] = Model(create_backend(spec, settings), cache)
         for model in models.values():
             await model.backend.check()
-    stages = _stages(recipe, options, models) if options.agents else []
-
-    folder = RunFolder.open(options.run_dir, "build")
-    previous = folder.read_manifest()
-    if previous is not None and previous.kind != "build":
-        folder.close()
-        cache.close()
-        raise RunError(f"--run-dir {folder.path}: holds a {previous.kind} run, not a build")
-    manifest = RunManifest(
-        run_id=folder.run_id,
-        kind="build",
-        command=options.command,
-        recipe=recipe.recipe,
-        models=sorted(models),
-        seed=seed,
-        versions=package_versions(),
-        hashes={"recipe": file_hash(recipe_path_), "source": _sha256(options.source)},
-        started=now_iso(),
-        source={"path": str(options.source), "points": len(points)},
-        agents="on" if options.agents else "off",
-    )
+        folder = _open_folder(options.run_dir)
+    except BaseException:
+        await _close(models, cache)
+        raise
+    manifest = _new_manifest(folder, recipe, recipe_file, options, seed, source, sorted(models))
     folder.write_manifest(manifest)
-    builder, builder_options, tasks, resources = _bank_inputs(recipe, seed, cache)
-    context = BuildContext(
-        stages=stages,
-        builder=builder,
-        builder_options=builder_options,
-        tasks=tasks,
-        resources=resources,
-        progress=progress,
-    )
+    context = _build_context(recipe, options, seed, cache, models, source, progress)
     try:
-        state = await build_graph(stages).ainvoke(
-            {"points": {p.id: p for p in points}},
+        state = await build_graph(context.stages, context.builder_name).ainvoke(
+            _initial_state(source),
             config={
                 "configurable": {"build": context},
-                "recursion_limit": 64,
+                "recursion_limit": 16 + 4 * len(context.stages),
                 "max_concurrency": MAX_AGENT_CALLS_IN_FLIGHT,
             },
         )
@@ -193,54 +189,155 @@ async def run_build(
         raise
     finally:
         progress.stop()
-        for model in models.values():
-            await model.backend.aclose()
-        cache.close()
-
-    instances = list(state["instances"].values())
-    tallies = state.get("tallies", {})
+        await _close(models, cache)
+    view = BuildView(state["records"], source.context, state.get("flags", {}))
+    failures = state.get("failures", [])
+    counted = {source.stage, *(n.name for n in recipe.agent_nodes)}
     manifest.counts = Counts(
         requests_sent=sum(m.stats.requests_sent for m in models.values()),
         cache_hits=sum(m.stats.cache_hits for m in models.values()),
-        failed=sum(counts.get("failed", 0) for counts in tallies.values()),
+        failed=sum(1 for f in failures if f.get("stage") in counted),
     )
-    manifest.stages = tallies
-    write_atomic(folder.file("recipe.yaml"), recipe_path_.read_text(encoding="utf-8"))
-    write_jsonl_atomic(folder.file("points.jsonl"), points)
-    if state.get("failures"):
-        write_jsonl_atomic(folder.file("failures.jsonl"), state["failures"])
-    finish_build(folder, manifest, recipe, points, instances, state["items"])
+    manifest.stages = state.get("tallies", {})
+    if source.warnings:
+        manifest.artifacts = {**(manifest.artifacts or {}), "warnings": source.warnings[:200]}
+    write_atomic(folder.file("recipe.yaml"), recipe_file.read_text(encoding="utf-8"))
+    if failures:
+        write_jsonl_atomic(folder.file("failures.jsonl"), failures)
+    finish_build(folder, manifest, recipe, view, state["items"])
     folder.close()
-    return BuildResult(folder=folder, manifest=manifest, items=state["items"], instances=instances)
+    return BuildResult(folder, manifest, state["items"], list(view.records.values()))
+
+
+def _open_folder(run_dir: Path | None) -> RunFolder:
+    folder = RunFolder.open(run_dir, "build")
+    previous = folder.read_manifest()
+    if previous is not None and previous.kind != "build":
+        folder.close()
+        raise RunError(f"--run-dir {folder.path}: holds a {previous.kind} run, not a build")
+    return folder
+
+
+async def _close(models: dict[str, Model], cache: Cache) -> None:
+    for model in models.values():
+        await model.backend.aclose()
+    cache.close()
+
+
+def _new_manifest(
+    folder: RunFolder,
+    recipe: Recipe,
+    recipe_file: Path,
+    options: BuildOptions,
+    seed: int,
+    source: SourceData,
+    models: list[str],
+) -> RunManifest:
+    described: dict[str, Any] = {"path": str(options.source), **source.info}
+    if source.files:
+        described["files"] = source.files
+    return RunManifest(
+        run_id=folder.run_id,
+        kind="build",
+        command=options.command,
+        recipe=recipe.recipe,
+        models=models,
+        seed=seed,
+        versions=package_versions(),
+        hashes={"recipe": file_hash(recipe_file), "source": source_digest(Path(options.source))},
+        started=now_iso(),
+        source=described,
+        agents="on" if options.agents else "off",
+    )
+
+
+def _build_context(
+    recipe: Recipe,
+    options: BuildOptions,
+    seed: int,
+    cache: Cache,
+    models: dict[str, Model],
+    source: SourceData,
+    progress: ProgressSink,
+) -> BuildContext:
+    builder = get_builder(recipe.builder.builder)
+    assert builder is not None  # checked when the recipe was loaded
+    tasks = {
+        name: builder.task_params[name].model_validate(params or {})
+        for name, params in recipe.builder.tasks.items()
+    }
+    embed = Embedder(cache).embed
+    return BuildContext(
+        stages=_stages(recipe, options, models),
+        builder_name=recipe.builder.name,
+        builder=builder,
+        builder_options=builder.options.model_validate(recipe.builder.options),
+        tasks=tasks,
+        resources=BuildResources(seed=seed, embed=embed),
+        env=NodeEnv(agents_on=options.agents, seed=seed, embed=embed, models=models),
+        source_context=source.context,
+        progress=progress,
+    )
+
+
+def _record_files(view: BuildView) -> dict[str, list[BaseModel]]:
+    """The build's records and the reader's context entries, by the file they are kept in."""
+    files: dict[str, list[BaseModel]] = {}
+    for value in view.context.values():
+        entries = list(value.values()) if isinstance(value, dict) else value
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, BaseModel):
+                files.setdefault(file_of(entry), []).append(entry)
+    for record in view.records.values():
+        files.setdefault(file_of(record), []).append(record)
+    return files
 
 
 def finish_build(
-    folder: RunFolder,
-    manifest: RunManifest,
-    recipe: Recipe,
-    points: list[GrammarPoint],
-    instances: list[Instance],
-    items: list[Item],
+    folder: RunFolder, manifest: RunManifest, recipe: Recipe, view: BuildView, items: list[Item]
 ) -> None:
-    """Write a build's dataset, instances, review file, report and manifest."""
-    write_jsonl_atomic(folder.file("instances.jsonl"), instances)
+    """Write a build's records, dataset, extra files, review file, report and manifest."""
+    for name, records in _record_files(view).items():
+        write_jsonl_atomic(folder.file(name), records)
     write_jsonl_atomic(folder.file("dataset.jsonl"), items)
     builder = get_builder(recipe.builder.builder)
     if builder is not None and builder.artifacts is not None:
-        manifest.artifacts = builder.artifacts(folder.path, points, instances, items)
-    review_name = f"review.{recipe.review.format}"
-    queue = review_queue(instances, recipe.review.sample, manifest.seed)
-    if queue or folder.file(review_name).exists():
-        rows = write_review(folder.file(review_name), queue, {p.id: p for p in points})
-        manifest.review = {**(manifest.review or {}), "file": review_name, "rows": rows}
+        made = builder.artifacts(folder.path, view, items)
+        manifest.artifacts = {**(manifest.artifacts or {}), **made}
+    review = REVIEWS.get(recipe.review.kind)
+    assert review is not None  # checked when the recipe was loaded
+    written = review.write(folder.path, view, recipe.review, manifest.seed)
+    if written is not None:
+        manifest.review = {**(manifest.review or {}), **written}
     manifest.counts = manifest.counts.model_copy(update={"items": len(items)})
     manifest.hashes.update(_prompt_hashes(recipe, items))
     manifest.hashes["dataset"] = _sha256(folder.file("dataset.jsonl"))
     manifest.tasks = dict(Counter(i.task for i in items))
     manifest.status = "complete"
     manifest.finished = now_iso()
-    write_atomic(folder.file("report.md"), render_build_report(manifest, instances))
+    write_atomic(folder.file("report.md"), render_build_report(manifest, view))
     folder.write_manifest(manifest)
+
+
+def _prompt_hashes(recipe: Recipe, items: list[Item]) -> dict[str, str]:
+    names = {i.prompt.template for i in items}
+    for node in recipe.agent_nodes:
+        languages = ("zh", "en") if "{language}" in node.prompt else ("en",)
+        names |= {node.prompt.format(language=lang) for lang in languages}
+    return {f"prompts/{n}": file_hash(find("prompts", n)) for n in sorted(names)}
+
+
+@dataclass
+class ReviewJob:
+    """What applying a review file needs."""
+
+    folder: RunFolder
+    manifest: RunManifest
+    recipe: Recipe
+    file: Path
+    reviewer: str
+    cache_path: Path | None = None
+    use_cache: bool = True
 
 
 def import_review(
@@ -250,83 +347,73 @@ def import_review(
     cache_path: Path | None = None,
     use_cache: bool = True,
 ) -> BuildResult:
-    """Apply a reviewed file to a build run and rebuild its banks (see workflow/review.py)."""
+    """Apply a reviewed file to a build run, as its recipe's review kind says."""
     folder = RunFolder(Path(run_dir), created=False)
     manifest = folder.read_manifest()
     if manifest is None or manifest.kind != "build":
         raise RunError(f"{run_dir}: not a build run folder")
-    for name in ("recipe.yaml", "points.jsonl", "instances.jsonl"):
-        if not folder.file(name).is_file():
-            raise RunError(f"{run_dir}: no {name} (was it built by this version?)")
+    if not folder.file("recipe.yaml").is_file():
+        raise RunError(f"{run_dir}: no recipe.yaml (was it built by this version?)")
     recipe, _ = load_recipe(str(folder.file("recipe.yaml")))
+    spec = REVIEWS.get(recipe.review.kind)
+    assert spec is not None  # checked when the recipe was loaded
+    job = ReviewJob(folder, manifest, recipe, Path(review_file), reviewer, cache_path, use_cache)
+    return spec.apply(job)  # type: ignore[no-any-return]
+
+
+def apply_instance_review(job: ReviewJob) -> BuildResult:
+    """Apply decisions on generated sentences, then rebuild the banks (workflow/review.py)."""
+    folder = job.folder
+    for name in ("points.jsonl", "instances.jsonl"):
+        if not folder.file(name).is_file():
+            raise RunError(f"{folder.path}: no {name} (was it built by this version?)")
     points = [GrammarPoint.model_validate(r) for r in iter_jsonl(folder.file("points.jsonl"))]
     instances = {
         r["id"]: Instance.model_validate(r) for r in iter_jsonl(folder.file("instances.jsonl"))
     }
     generated = {i: instance for i, instance in instances.items() if instance.origin == "agent"}
-    decisions = read_review(Path(review_file), generated)
-    applied = apply_decisions(instances, decisions, reviewer)
-    cache: Cache = ResponseCache(cache_path or default_cache_path()) if use_cache else NullCache()
-    try:
-        builder, options, tasks, resources = _bank_inputs(recipe, manifest.seed, cache)
-        items = builder.build(points, instances.values(), tasks, options, resources)
-    finally:
-        cache.close()
-    manifest.review = {
-        **(manifest.review or {}),
-        "imported_from": str(review_file),
+    applied = apply_decisions(instances, read_review(job.file, generated), job.reviewer)
+    view = BuildView(dict(instances), {"points": {p.id: p for p in points}})
+    items = rebuild_banks(job, view)
+    job.manifest.review = {
+        **(job.manifest.review or {}),
+        "imported_from": str(job.file),
         "decisions": applied,
     }
-    finish_build(folder, manifest, recipe, points, list(instances.values()), items)
-    return BuildResult(
-        folder=folder, manifest=manifest, items=items, instances=list(instances.values())
+    finish_build(folder, job.manifest, job.recipe, view, items)
+    return BuildResult(folder, job.manifest, items, list(view.records.values()))
+
+
+def rebuild_banks(job: ReviewJob, view: BuildView) -> list[Item]:
+    """The recipe's banks from `view`, as the build made them."""
+    recipe = job.recipe
+    builder = get_builder(recipe.builder.builder)
+    assert builder is not None
+    cache: Cache = (
+        ResponseCache(job.cache_path or default_cache_path()) if job.use_cache else NullCache()
     )
+    try:
+        tasks = {
+            name: builder.task_params[name].model_validate(params or {})
+            for name, params in recipe.builder.tasks.items()
+        }
+        options = builder.options.model_validate(recipe.builder.options)
+        resources = BuildResources(seed=job.manifest.seed, embed=Embedder(cache).embed)
+        return builder.build(view, tasks, options, resources)
+    finally:
+        cache.close()
+
+
+def source_digest(path: Path) -> str:
+    """sha256 of a source file, or of every file under a source folder (names and bytes)."""
+    if not path.is_dir():
+        return _sha256(path)
+    digest = hashlib.sha256()
+    for file in sorted(p for p in path.rglob("*") if p.is_file()):
+        digest.update(str(file.relative_to(path)).encode("utf-8") + b"\0")
+        digest.update(file.read_bytes())
+    return digest.hexdigest()
 
 
 def _sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
-def render_build_report(manifest: RunManifest, instances: list[Instance]) -> str:
-    """`report.md` of a build: banks, agent outcomes and where to look next."""
-    source = manifest.source or {}
-    lines = [
-        f"# Build report: {manifest.run_id}",
-        "",
-        f"- recipe: {manifest.recipe}; source `{source.get('path')}` "
-        f"({source.get('points')} grammar points)",
-        f"- agents: {manifest.agents}"
-        + (f" ({', '.join(manifest.models)})" if manifest.models else ""),
-        f"- {manifest.counts.requests_sent} requests sent, {manifest.counts.cache_hits} "
-        f"cache hits, {manifest.counts.failed} agent failures",
-        "",
-        "## Banks",
-        "",
-        "| task | items |",
-        "|---|---|",
-    ]
-    lines += [f"| {task} | {n} |" for task, n in manifest.tasks.items()]
-    stages = manifest.stages
-    if stages:
-        outcomes = sorted({o for counts in stages.values() for o in counts})
-        lines += [
-            "",
-            "## Agent stages",
-            "",
-            "| stage | " + " | ".join(outcomes) + " |",
-            "|---|" + "---|" * len(outcomes),
-        ]
-        for stage, counts in stages.items():
-            lines.append(
-                f"| {stage} | " + " | ".join(str(counts.get(o, 0)) for o in outcomes) + " |"
-            )
-    status = Counter(i.status for i in instances if i.origin == "agent")
-    if status:
-        lines += [
-            "",
-            "Generated instances: "
-            + ", ".join(f"{n} {s}" for s, n in sorted(status.items()))
-            + ". Every verdict is in `instances.jsonl` (provenance.checks).",
-        ]
-    lines.append("")
-    return "\n".join(lines)

@@ -1,12 +1,14 @@
-"""Turn a recipe into the build graph.
+"""Turn a recipe into the build graph: one graph for every recipe.
 
-    source → prepare(agent 1) ⇉ agent 1 → prepare(agent 2) ⇉ agent 2 → … → banks
+    (reader) → node 1 → node 2 → … → banks
 
-`source` makes one instance per sentence of the grammar table. Each `prepare` node picks the
-instances its agent applies to and fans them out with `Send` (one task per instance; the
-model behind the agent bounds and batches the actual requests). The next `prepare` (or
-`banks`) runs once every task of the previous agent has finished. `banks` runs the recipe's
-deterministic bank builder.
+The reader's records and counts are the graph's initial state. An agent node is
+`prepare-<name>`, which plans its calls and fans them out with `Send` (one task per call; the
+model behind the agent bounds and batches the requests), the fanned-out `<name>` tasks, and a
+`finish-<name>` step when the agent has one; with agents off it is one node running the
+agent's `offline` step (and its `finish`). A filter node runs once over the whole set. The
+`banks` node runs the recipe's deterministic bank builder. The next node starts once every task
+of the previous one has finished.
 """
 
 from __future__ import annotations
@@ -21,35 +23,26 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 from pydantic import BaseModel
 
-from ..agents import AgentContext, AgentSpec
-from ..agents.base import AgentTask
+from ..agents.base import AgentContext, AgentSpec, AgentTask
 from ..progress import ProgressSink, SilentProgress
-from ..records import GrammarPoint, Instance, Item, Provenance
+from ..records import Item
 from ..tasks.registry import BankBuilderSpec, BuildResources
-
-
-def merge_instances(left: dict[str, Instance], right: dict[str, Instance]) -> dict[str, Instance]:
-    """Later versions of an instance replace earlier ones; new ones are added."""
-    return {**left, **right}
-
-
-def merge_tallies(
-    left: dict[str, dict[str, int]], right: dict[str, dict[str, int]]
-) -> dict[str, dict[str, int]]:
-    """Sum outcome counts per stage."""
-    merged = {stage: dict(counts) for stage, counts in left.items()}
-    for stage, counts in right.items():
-        bucket = merged.setdefault(stage, {})
-        for outcome, n in counts.items():
-            bucket[outcome] = bucket.get(outcome, 0) + n
-    return merged
+from .nodes import (
+    BuildView,
+    FilterSpec,
+    NodeEnv,
+    NodeUpdate,
+    merge_flags,
+    merge_records,
+    merge_tallies,
+)
 
 
 class BuildState(TypedDict, total=False):
     """State of a build."""
 
-    points: dict[str, GrammarPoint]
-    instances: Annotated[dict[str, Instance], merge_instances]
+    records: Annotated[dict[str, BaseModel], merge_records]
+    flags: Annotated[dict[str, list[str]], merge_flags]
     tallies: Annotated[dict[str, dict[str, int]], merge_tallies]
     failures: Annotated[list[dict[str, Any]], operator.add]
     items: list[Item]
@@ -57,22 +50,38 @@ class BuildState(TypedDict, total=False):
 
 @dataclass
 class AgentStage:
-    """An agent node of the recipe, ready to run."""
+    """An agent node of the recipe, ready to run (`context` is None with agents off)."""
 
     name: str
     spec: AgentSpec
-    context: AgentContext
+    options: BaseModel
+    context: AgentContext | None
+
+
+@dataclass
+class FilterStage:
+    """A filter node of the recipe, ready to run."""
+
+    name: str
+    spec: FilterSpec
+    options: BaseModel
+
+
+Stage = AgentStage | FilterStage
 
 
 @dataclass
 class BuildContext:
     """Everything the nodes need besides the state."""
 
-    stages: list[AgentStage]
+    stages: list[Stage]
+    builder_name: str
     builder: BankBuilderSpec
     builder_options: BaseModel
     tasks: dict[str, BaseModel]
     resources: BuildResources
+    env: NodeEnv
+    source_context: dict[str, Any] = field(default_factory=dict)
     progress: ProgressSink = field(default_factory=SilentProgress)
 
 
@@ -80,84 +89,112 @@ def _context(config: RunnableConfig) -> BuildContext:
     return config["configurable"]["build"]  # type: ignore[no-any-return]
 
 
-def source_instances(points: dict[str, GrammarPoint]) -> dict[str, Instance]:
-    """One instance per example, confuser and minimal pair of the source."""
-    instances: dict[str, Instance] = {}
-    for point in points.values():
-        for kind, tag, sentences in (
-            ("example", "ex", point.examples),
-            ("confuser", "cf", point.confusers),
-        ):
-            for index, sentence in enumerate(sentences):
-                instance_id = f"{point.id}/{tag}/{index}"
-                instances[instance_id] = Instance(
-                    id=instance_id,
-                    point_id=point.id,
-                    text=sentence,
-                    kind=kind,  # type: ignore[arg-type]
-                    provenance=Provenance(source=point.source),
-                )
-        for index, pair in enumerate(point.pairs):
-            instance_id = f"{point.id}/pair/{index}"
-            instances[instance_id] = Instance(
-                id=instance_id,
-                point_id=point.id,
-                text=pair.ungrammatical,
-                kind="pair",
-                annotations={"correction": pair.correction, "alternatives": pair.alternatives},
-                provenance=Provenance(source=point.source),
-            )
-    return instances
-
-
-async def source(state: BuildState) -> dict[str, Any]:
-    """Instances from the table's own sentences."""
-    return {"instances": source_instances(state["points"])}
-
-
-def _plan(stage: AgentStage, state: BuildState) -> list[AgentTask]:
-    return stage.spec.plan(
-        list(state["points"].values()), list(state["instances"].values()), stage.context.options
+def view_of(state: BuildState, ctx: BuildContext) -> BuildView:
+    """What nodes see of the state."""
+    return BuildView(
+        records=state.get("records", {}),
+        context=ctx.source_context,
+        flags=state.get("flags", {}),
     )
+
+
+def _plan(stage: AgentStage, state: BuildState, config: RunnableConfig) -> list[AgentTask]:
+    return stage.spec.plan(view_of(state, _context(config)), stage.options)
 
 
 def _prepare_node(stage: AgentStage) -> Callable[..., Any]:
     async def prepare(state: BuildState, config: RunnableConfig) -> dict[str, Any]:
-        planned = len(_plan(stage, state))
+        planned = len(_plan(stage, state, config))
         _context(config).progress.start(f"{stage.name} ({stage.spec.name})", planned)
-        return {"tallies": {stage.name: {"planned": planned}}}
+        counts = dict.fromkeys(stage.spec.outcomes, 0)
+        if stage.spec.planned is not None:
+            counts = {stage.spec.planned: planned, **counts}
+        return {"tallies": {stage.name: counts}} if counts else {}
 
     return prepare
 
 
-def _dispatch(stage: AgentStage, after: str) -> Callable[[BuildState], list[Send] | str]:
-    def dispatch(state: BuildState) -> list[Send] | str:
-        return [Send(stage.name, task) for task in _plan(stage, state)] or after
+def _dispatch(stage: AgentStage, after: str) -> Callable[..., list[Send] | str]:
+    def dispatch(state: BuildState, config: RunnableConfig) -> list[Send] | str:
+        return [Send(stage.name, task) for task in _plan(stage, state, config)] or after
 
     return dispatch
 
 
+def _reference(value: Any) -> Any:
+    """How a task's value is named in a failure record (records by their id)."""
+    if isinstance(value, BaseModel) and hasattr(value, "id"):
+        return value.id
+    return value if isinstance(value, str | int | float | bool) or value is None else str(value)
+
+
 def _agent_node(stage: AgentStage) -> Callable[..., Any]:
     async def run(task: AgentTask, config: RunnableConfig) -> dict[str, Any]:
+        assert stage.context is not None
         result = await stage.spec.run(task, stage.context)
         _context(config).progress.advance(1)
-        update: dict[str, Any] = {
-            "instances": {i.id: i for i in result.instances},
-            "tallies": {stage.name: {result.outcome: 1}},
-        }
+        update = NodeUpdate(records=result.records, removed=result.removed, flags=result.flags)
+        if result.outcome is not None:
+            update.counts = {result.outcome: 1}
         if result.failure is not None:
-            subject = task.get("instance")
-            update["failures"] = [
-                {
-                    "stage": stage.name,
-                    "agent": stage.spec.name,
-                    "point": task["point"].id,
-                    "instance": subject.id if subject is not None else None,
-                    "index": task.get("index"),
-                    "reason": result.failure,
-                }
+            described = {key: _reference(value) for key, value in task.items()}
+            update.failures = [
+                {"agent": stage.spec.name, **described, "reason": result.failure, **result.details}
             ]
-        return update
+        return update.state(stage.name)
+
+    return run
+
+
+def _finish_node(stage: AgentStage) -> Callable[..., Any]:
+    async def finish(state: BuildState, config: RunnableConfig) -> dict[str, Any]:
+        assert stage.spec.finish is not None
+        ctx = _context(config)
+        update = await stage.spec.finish(view_of(state, ctx), stage.options, ctx.env)
+        return update.state(stage.name)
+
+    return finish
+
+
+def _offline_node(stage: AgentStage) -> Callable[..., Any]:
+    async def offline(state: BuildState, config: RunnableConfig) -> dict[str, Any]:
+        ctx = _context(config)
+        result: dict[str, Any] = {}
+        if stage.spec.offline is not None:
+            result = stage.spec.offline(view_of(state, ctx), stage.options).state(stage.name)
+        if stage.spec.finish is None:
+            return result
+        after = state
+        if result:  # the finish step sees what the offline step changed
+            after = {
+                **state,
+                "records": merge_records(state.get("records", {}), result.get("records", {})),
+                "flags": merge_flags(state.get("flags", {}), result.get("flags", {})),
+            }
+        finished = await stage.spec.finish(view_of(after, ctx), stage.options, ctx.env)
+        return _combine(result, finished.state(stage.name))
+
+    return offline
+
+
+def _combine(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    combined = dict(first)
+    reducers: dict[str, Callable[[Any, Any], Any]] = {
+        "records": lambda a, b: {**a, **b},
+        "flags": merge_flags,
+        "tallies": merge_tallies,
+        "failures": operator.add,
+    }
+    for key, value in second.items():
+        combined[key] = reducers[key](combined[key], value) if key in combined else value
+    return combined
+
+
+def _filter_node(stage: FilterStage) -> Callable[..., Any]:
+    async def run(state: BuildState, config: RunnableConfig) -> dict[str, Any]:
+        ctx = _context(config)
+        update = await stage.spec.run(view_of(state, ctx), stage.options, ctx.env)
+        return update.state(stage.name)
 
     return run
 
@@ -165,31 +202,50 @@ def _agent_node(stage: AgentStage) -> Callable[..., Any]:
 async def banks(state: BuildState, config: RunnableConfig) -> dict[str, Any]:
     """Assemble the banks."""
     ctx = _context(config)
-    items = ctx.builder.build(
-        list(state["points"].values()),
-        state["instances"].values(),
-        ctx.tasks,
-        ctx.builder_options,
-        ctx.resources,
-    )
-    return {"items": items}
+    items = ctx.builder.build(view_of(state, ctx), ctx.tasks, ctx.builder_options, ctx.resources)
+    return {"items": items, "tallies": {ctx.builder_name: {"items": len(items)}}}
 
 
-def build_graph(stages: list[AgentStage]) -> Any:
-    """The compiled build graph for a recipe's agent stages (none when agents are off)."""
+def _add_agent(graph: StateGraph, stage: AgentStage, previous: str, after: str) -> str:
+    """Wire an agent stage after `previous`; returns the node the next stage follows."""
+    if stage.context is None:  # agents off
+        graph.add_node(stage.name, _offline_node(stage))
+        graph.add_edge(previous, stage.name)
+        return stage.name
+    prepare = f"prepare-{stage.name}"
+    finish = f"finish-{stage.name}" if stage.spec.finish is not None else None
+    graph.add_node(prepare, _prepare_node(stage))
+    graph.add_node(stage.name, _agent_node(stage))
+    graph.add_edge(previous, prepare)
+    target = finish or after
+    graph.add_conditional_edges(prepare, _dispatch(stage, target), [stage.name, target])
+    if finish is None:
+        return stage.name
+    graph.add_node(finish, _finish_node(stage))
+    graph.add_edge(stage.name, finish)
+    return finish
+
+
+def _entry(stage: Stage) -> str:
+    """The first node of a stage (what the previous stage's fan-out falls through to)."""
+    if isinstance(stage, AgentStage) and stage.context is not None:
+        return f"prepare-{stage.name}"
+    return stage.name
+
+
+def build_graph(stages: list[Stage], builder: str = "banks") -> Any:
+    """The compiled build graph for a recipe's stages and its builder node's name."""
     graph = StateGraph(BuildState)
-    graph.add_node("source", source)
-    graph.add_node("banks", banks)
-    graph.add_edge(START, "source")
-    previous = "source"
+    graph.add_node(builder, banks)
+    previous = START
     for position, stage in enumerate(stages):
-        prepare = f"prepare-{stage.name}"
-        after = f"prepare-{stages[position + 1].name}" if position + 1 < len(stages) else "banks"
-        graph.add_node(prepare, _prepare_node(stage))
-        graph.add_node(stage.name, _agent_node(stage))
-        graph.add_edge(previous, prepare)
-        graph.add_conditional_edges(prepare, _dispatch(stage, after), [stage.name, after])
-        previous = stage.name
-    graph.add_edge(previous, "banks")
-    graph.add_edge("banks", END)
+        after = _entry(stages[position + 1]) if position + 1 < len(stages) else builder
+        if isinstance(stage, AgentStage):
+            previous = _add_agent(graph, stage, previous, after)
+        else:
+            graph.add_node(stage.name, _filter_node(stage))
+            graph.add_edge(previous, stage.name)
+            previous = stage.name
+    graph.add_edge(previous, builder)
+    graph.add_edge(builder, END)
     return graph.compile()

@@ -255,23 +255,27 @@ async def run_eval(
             await backend.aclose()
 
 
-async def _run_eval(
-    dataset_path: str | Path, options: EvalOptions, progress: ProgressSink, opened: list[Backend]
-) -> EvalResult:
+def _read(dataset_path: str | Path, options: EvalOptions) -> tuple[Dataset, Selection]:
     dataset = read_dataset(dataset_path, options.fmt)
     if options.answers is not None:
         apply_answer_file(dataset.items, options.answers)
         dataset.digest = hashlib.sha256(
             (dataset.digest + file_hash(options.answers)).encode()
         ).hexdigest()
-    selection = select_items(dataset, options.limit)
-    items, tasks, pair_tasks = selection.items, selection.tasks, selection.pair_tasks
+    return dataset, select_items(dataset, options.limit)
+
+
+async def _open_backends(
+    options: EvalOptions, selection: Selection, opened: list[Backend]
+) -> list[Backend]:
+    """The models' backends, checked (reachable, able to do what the tasks ask)."""
     settings = BackendSettings(concurrency=options.concurrency, retry=options.retry)
     backends = [create_backend(spec, settings) for spec in options.models]
     opened.extend(backends)
     labels = [b.spec.label for b in backends]
     if len(set(labels)) != len(labels):
         raise GramagentsError(f"--model: the same model is named twice ({', '.join(labels)})")
+    pair_tasks = selection.pair_tasks
     for backend in backends:
         if pair_tasks and not backend.supports_loglikelihood:
             raise GramagentsError(
@@ -280,29 +284,20 @@ async def _run_eval(
                 "another dataset, or use a local model"
             )
         await backend.check()
+    return backends
 
-    folder = RunFolder.open(options.run_dir, "eval")
-    try:
-        previous = _check_resumable(folder, dataset)
-    except GramagentsError:
-        folder.discard()
-        raise
-    cache = (
-        ResponseCache(options.cache_path or default_cache_path())
-        if options.use_cache
-        else NullCache()
-    )
-    models = [Model(b, cache) for b in backends]
-    rubrics = _rubrics(selection.rubrics)
-    templates = dict(selection.templates)  # what the graph renders with, as the manifest hashes it
-    judge = Model(create_backend(options.judge, settings), cache) if rubrics else None
-    if judge is not None:
-        from ..judging.rubric import JUDGE_PROMPT
 
-        templates[JUDGE_PROMPT] = load_prompt(JUDGE_PROMPT)
-        opened.append(judge.backend)
-        await judge.backend.check()
-    manifest = RunManifest(
+def _eval_manifest(
+    folder: RunFolder,
+    options: EvalOptions,
+    dataset: Dataset,
+    selection: Selection,
+    labels: list[str],
+    previous: RunManifest | None,
+    templates: dict[str, PromptTemplate],
+    judge: Model | None,
+) -> RunManifest:
+    return RunManifest(
         run_id=folder.run_id,
         kind="eval",
         command=options.command,
@@ -318,13 +313,48 @@ async def _run_eval(
         dataset={
             "path": str(dataset.path),
             "format": options.fmt,
-            "items": len(items),
+            "items": len(selection.items),
             **dataset.info,
         },
         tasks=selection.per_task,
         random_baselines=selection.random_baselines,
         no_gold=selection.no_gold,
         judge={"model": judge.label, "requests_sent": 0, "cache_hits": 0} if judge else None,
+    )
+
+
+async def _run_eval(
+    dataset_path: str | Path, options: EvalOptions, progress: ProgressSink, opened: list[Backend]
+) -> EvalResult:
+    dataset, selection = _read(dataset_path, options)
+    items, tasks = selection.items, selection.tasks
+    backends = await _open_backends(options, selection, opened)
+    folder = RunFolder.open(options.run_dir, "eval")
+    try:
+        previous = _check_resumable(folder, dataset)
+    except GramagentsError:
+        folder.discard()
+        raise
+    cache = (
+        ResponseCache(options.cache_path or default_cache_path())
+        if options.use_cache
+        else NullCache()
+    )
+    models = [Model(b, cache) for b in backends]
+    rubrics = _rubrics(selection.rubrics)
+    templates = dict(selection.templates)  # what the graph renders with, as the manifest hashes it
+    judge = None
+    if rubrics:
+        from ..judging.rubric import JUDGE_PROMPT
+
+        settings = BackendSettings(concurrency=options.concurrency, retry=options.retry)
+        judge = Model(create_backend(options.judge, settings), cache)
+        templates[JUDGE_PROMPT] = load_prompt(JUDGE_PROMPT)
+        opened.append(judge.backend)
+        await judge.backend.check()
+    labels = [b.spec.label for b in backends]
+    manifest = _eval_manifest(
+        folder, options, dataset, selection, labels, previous, templates, judge
     )
     manifest.hashes.update({f"rubrics/{r.id}": r.hash for r in rubrics.values()})
     folder.write_manifest(manifest)
@@ -334,9 +364,8 @@ async def _run_eval(
     failure: BaseException | None = None
     try:
         for model in models:
-            label = model.label
             pending = (
-                [i for i in items if (label, i.id) not in writer.scored]
+                [i for i in items if (model.label, i.id) not in writer.scored]
                 if writer.scored
                 else items  # a fresh run: nothing to leave out
             )

@@ -1,8 +1,9 @@
 """Recipes: `graphs/*.yaml` files that name the nodes of a build graph and their parameters.
 
-A recipe lists agent nodes (run in order, each fanned out over the instances it applies to)
-and ends with one bank-builder node. Every key is checked: an unknown key, agent, builder,
-task or prompt is one error line naming the file, the line and the field.
+A recipe names its source reader, lists agent nodes (each fanned out over what it applies to)
+and filter nodes (each run once over the whole set) in the order they run, and ends with one
+bank-builder node. Every key is checked: an unknown key, reader, agent, filter, builder, task
+or prompt is one error line naming the file, the line and the field.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from ..errors import GramagentsError, InputError
 from ..records import GenParams
 from ..sources import SOURCES, _text
 from ..tasks.registry import get_builder, known_builders
+from .nodes import FILTERS
+from .review import REVIEWS
 
 
 class _Strict(BaseModel):
@@ -47,6 +50,8 @@ class ReviewSettings(_Strict):
     CPG-EVAL §3.2.2 and §3.3: teachers screen and revise the generated sentences.
     """
 
+    kind: str = "instances"
+    """What is reviewed: `instances` (generated sentences) or a kind a recipe registers."""
     sample: int = Field(default=10, ge=0)
     """Accepted generated sentences sampled into the review file, beside every flagged one."""
     format: Literal["csv", "jsonl"] = "csv"
@@ -78,6 +83,23 @@ class AgentNode(_Strict):
     options: dict[str, Any] = Field(default_factory=dict)
 
 
+class FilterNode(_Strict):
+    """A node that runs once over the whole set of records."""
+
+    name: str
+    filter: str
+    """Registered filter, e.g. `minhash-dedup`."""
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class SourceNode(_Strict):
+    """The reader of `--source`, with its options."""
+
+    reader: str
+    """Registered source reader, e.g. `grammar-table`."""
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
 class BuilderNode(_Strict):
     """The node that assembles banks from the checked instances."""
 
@@ -91,19 +113,20 @@ class BuilderNode(_Strict):
 
 def _node_kind(value: Any) -> str | None:
     if isinstance(value, dict):
-        if "agent" in value:
-            return "agent"
-        if "builder" in value:
-            return "builder"
+        for kind in ("agent", "filter", "builder"):
+            if kind in value:
+                return kind
     return None
 
 
 Node = Annotated[
-    Annotated[AgentNode, Tag("agent")] | Annotated[BuilderNode, Tag("builder")],
+    Annotated[AgentNode, Tag("agent")]
+    | Annotated[FilterNode, Tag("filter")]
+    | Annotated[BuilderNode, Tag("builder")],
     Discriminator(
         _node_kind,
         custom_error_type="node_kind",
-        custom_error_message="a node needs an 'agent' or a 'builder' key",
+        custom_error_message="a node needs an 'agent', a 'filter' or a 'builder' key",
     ),
 ]
 
@@ -115,18 +138,30 @@ class Recipe(_Strict):
     """The recipe's name, e.g. `cpg`."""
     description: str = ""
     paper: str = ""
-    source: str
-    """Registered reader of `--source` files, e.g. `grammar-table` (CPG) or `grammar-items`
-    (GEC)."""
+    source: str | SourceNode
+    """Registered reader of `--source`, e.g. `grammar-table` (CPG) or `grammar-items` (GEC),
+    or `{reader: NAME, options: {...}}`."""
     seed: int = 1234
     agents: AgentDefaults = AgentDefaults()
     review: ReviewSettings = ReviewSettings()
     nodes: list[Node] = Field(min_length=1)
 
     @property
+    def reader(self) -> SourceNode:
+        """The source reader and its options."""
+        return (
+            self.source if isinstance(self.source, SourceNode) else SourceNode(reader=self.source)
+        )
+
+    @property
     def agent_nodes(self) -> list[AgentNode]:
         """Agent nodes, in order."""
         return [n for n in self.nodes if isinstance(n, AgentNode)]
+
+    @property
+    def filter_nodes(self) -> list[FilterNode]:
+        """Filter nodes, in order."""
+        return [n for n in self.nodes if isinstance(n, FilterNode)]
 
     @property
     def builder(self) -> BuilderNode:
@@ -137,7 +172,16 @@ class Recipe(_Strict):
 _ALL_KEYS = sorted(
     {
         k
-        for m in (Recipe, AgentDefaults, ReviewSettings, Decoding, AgentNode, BuilderNode)
+        for m in (
+            Recipe,
+            AgentDefaults,
+            ReviewSettings,
+            Decoding,
+            AgentNode,
+            FilterNode,
+            SourceNode,
+            BuilderNode,
+        )
         for k in m.model_fields
     }
 )
@@ -179,7 +223,7 @@ class RecipeChecker:
         errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
         error = errors[0]
         loc = prefix + tuple(error["loc"])
-        if len(loc) > 2 and loc[0] == "nodes" and loc[2] in ("agent", "builder"):
+        if len(loc) > 2 and loc[0] == "nodes" and loc[2] in ("agent", "filter", "builder"):
             loc = loc[:2] + loc[3:]  # drop the union tag pydantic inserts
         if error["type"] == "extra_forbidden":
             key = str(loc[-1])
@@ -201,12 +245,6 @@ def recipe_path(name_or_path: str) -> Path:
     raise InputError(candidate, "recipe file not found")
 
 
-def recipe_source(path: Path) -> Any:
-    """The `source` a recipe file names (which pipeline builds it), read without checks."""
-    data, _ = _text.load_yaml_with_lines(path, _text.read_utf8(path))
-    return data.get("source") if isinstance(data, dict) else None
-
-
 def load_recipe(name_or_path: str) -> tuple[Recipe, Path]:
     """Load and check a recipe given as a path or a name (`cpg` means `graphs/cpg.yaml`)."""
     path = recipe_path(name_or_path)
@@ -223,10 +261,16 @@ def load_recipe(name_or_path: str) -> tuple[Recipe, Path]:
 
 
 def _check_semantics(recipe: Recipe, checker: RecipeChecker) -> None:
-    if recipe.source not in SOURCES.names():
+    reader = recipe.reader.reader
+    if SOURCES.get(reader) is None:
+        where = ("source", "reader") if isinstance(recipe.source, SourceNode) else ("source",)
         raise checker.fail(
-            ("source",),
-            f"unknown source reader '{recipe.source}' (known: {', '.join(SOURCES.names())})",
+            where, f"unknown source reader '{reader}' (known: {', '.join(SOURCES.names())})"
+        )
+    if REVIEWS.get(recipe.review.kind) is None:
+        raise checker.fail(
+            ("review", "kind"),
+            f"unknown review kind '{recipe.review.kind}' (known: {', '.join(REVIEWS.names())})",
         )
     names: set[str] = set()
     builders = [i for i, n in enumerate(recipe.nodes) if isinstance(n, BuilderNode)]
@@ -238,6 +282,8 @@ def _check_semantics(recipe: Recipe, checker: RecipeChecker) -> None:
         names.add(node.name)
         if isinstance(node, AgentNode):
             _check_agent(node, index, checker)
+        elif isinstance(node, FilterNode):
+            _check_filter(node, index, checker)
         else:
             _check_builder(node, index, checker)
 
@@ -258,6 +304,19 @@ def _check_agent(node: AgentNode, index: int, checker: RecipeChecker) -> None:
                 ("nodes", index, "prompt"),
                 f"prompt '{node.prompt}' not found for language '{language}'",
             ) from None
+    try:
+        spec.options.model_validate(node.options)
+    except ValidationError as exc:
+        raise checker.from_validation(exc, ("nodes", index, "options")) from None
+
+
+def _check_filter(node: FilterNode, index: int, checker: RecipeChecker) -> None:
+    spec = FILTERS.get(node.filter)
+    if spec is None:
+        raise checker.fail(
+            ("nodes", index, "filter"),
+            f"unknown filter '{node.filter}' (known: {', '.join(FILTERS.names())})",
+        )
     try:
         spec.options.model_validate(node.options)
     except ValidationError as exc:

@@ -1,4 +1,8 @@
-"""The human-review step: a file of generated sentences a reviewer decides on, and its import.
+"""The human-review step: a file a reviewer decides on, and its import.
+
+Every recipe's build writes a review file of a registered kind (`REVIEWS`; the recipe's
+`review.kind`). The kind every recipe with generated sentences uses is `instances`, below;
+a recipe may register its own (EduEval reviews whole exam items).
 
 A build writes `review.csv` (or `.jsonl`): every generated sentence a back-checker rejected or
 could not judge, plus a random sample of accepted ones. A reviewer fills `decision` with
@@ -14,14 +18,17 @@ import csv
 import io
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..plugins import Registry
 from ..records import CheckVerdict, GrammarPoint, Instance
 from ..runtime.rundir import write_atomic
 from ..sources import _text
+from .nodes import BuildView
 
 COLUMNS = [
     "instance_id",
@@ -231,3 +238,41 @@ def apply_decisions(
         )
         applied[decision.decision] += 1
     return applied
+
+
+@dataclass(frozen=True)
+class ReviewSpec:
+    """A kind of review file: how a build writes it and how `gramagents review` applies it."""
+
+    name: str
+    write: Callable[[Path, BuildView, Any, int], dict[str, Any] | None]
+    """`write(folder, view, settings, seed) -> manifest review info` (None: no file)."""
+    apply: Callable[..., Any]
+    """`apply(job) -> BuildResult` for a `workflow.build.ReviewJob`."""
+
+
+REVIEWS: Registry[ReviewSpec] = Registry("review kind")
+
+
+def write_instance_review(
+    folder: Path, view: BuildView, settings: Any, seed: int
+) -> dict[str, Any] | None:
+    """The review file of generated sentences (kept when it exists, so decisions stay)."""
+    name = f"review.{settings.format}"
+    queue = review_queue(view.of_type(Instance), settings.sample, seed)
+    if not queue and not (folder / name).exists():
+        return None
+    rows = write_review(folder / name, queue, view.context.get("points", {}))
+    return {"file": name, "rows": rows}
+
+
+def _apply_instance_review(job: Any) -> Any:
+    from .build import apply_instance_review
+
+    return apply_instance_review(job)
+
+
+REVIEWS.register(
+    "instances",
+    ReviewSpec(name="instances", write=write_instance_review, apply=_apply_instance_review),
+)

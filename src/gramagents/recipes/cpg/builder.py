@@ -1,9 +1,22 @@
-"""The CPG bank builder, registered when a build first asks for it (tasks/registry.py)."""
+"""The CPG bank builder, registered when a build first asks for it."""
 
-from ...tasks.registry import BankBuilderSpec, bank_builder
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from ...agents.base import points_of
+from ...records import Instance, Item
+from ...tasks.registry import BankBuilderSpec, BuildResources, bank_builder
+from ...workflow.nodes import BuildView
 from .banks import build_banks
 from .params import TASK_PARAMS, BankParams
 
-bank_builder(
-    BankBuilderSpec(name="cpg", build=build_banks, task_params=TASK_PARAMS, options=BankParams)
-)
+
+def build(
+    view: BuildView, tasks: dict[str, BaseModel], options: BaseModel, resources: BuildResources
+) -> list[Item]:
+    """The banks from the points and their checked instances."""
+    return build_banks(points_of(view), view.of_type(Instance), tasks, options, resources)
+
+
+bank_builder(BankBuilderSpec(name="cpg", build=build, task_params=TASK_PARAMS, options=BankParams))

@@ -23,8 +23,10 @@ from ...agents.base import (
     agent,
     normalise,
     point_vars,
+    points_of,
 )
 from ...records import GrammarPoint, Instance, Provenance
+from ...workflow.nodes import BuildView
 
 Kind = Literal["same-form", "partial-form"]
 _REPEATS = re.compile(r"(.{2,}?)\1{2,}")
@@ -75,18 +77,16 @@ class ConfusingInstance(BaseModel):
         return value.strip()
 
 
-def plan(
-    points: list[GrammarPoint], instances: list[Instance], options: BaseModel
-) -> list[AgentTask]:
+def plan(view: BuildView, options: BaseModel) -> list[AgentTask]:
     """Enough calls per point to reach `per_point` confusing instances."""
     assert isinstance(options, ConfuserOptions)
     have: dict[str, int] = {}
-    for instance in instances:
+    for instance in view.of_type(Instance):
         if instance.kind == "confuser" and instance.status == "accepted":
             have[instance.point_id] = have.get(instance.point_id, 0) + 1
     return [
         {"point": point, "index": index}
-        for point in points
+        for point in points_of(view)
         for index in range(max(0, options.per_point - have.get(point.id, 0)))
     ]
 

@@ -18,7 +18,8 @@ from typing import Any
 
 from ...errors import InputError
 from ...records import GrammarPoint, SourceRef
-from ...sources import _text, source_reader
+from ...sources import ReadOptions, SourceData, _text, source_reader
+from ...sources.points import point_source
 
 REQUIRED = ("id", "category", "level", "name")
 OPTIONAL = ("description", "examples", "confusers", "language")
@@ -32,7 +33,6 @@ def detect_language(texts: list[str]) -> str:
     return "zh" if any(_CJK.search(t) for t in texts) else "en"
 
 
-@source_reader("grammar-table")
 def read_grammar_table(path: str | Path) -> list[GrammarPoint]:
     """Read a grammar-point table; the format follows the file extension."""
     path = Path(path)
@@ -219,3 +219,9 @@ def _read_csv(path: Path, text: str) -> list[GrammarPoint]:
             )
         )
     return points
+
+
+@source_reader("grammar-table")
+def grammar_table_source(path: Path, options: ReadOptions) -> SourceData:
+    """The build source: the points of `path`, one instance per sentence."""
+    return point_source(read_grammar_table(path), options)

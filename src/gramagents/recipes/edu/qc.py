@@ -1,8 +1,8 @@
 """Quality control of standardized items (EduEval, Appendix C.1.4).
 
-Near-duplicates by MinHash LSH over character 3-grams (threshold 0.85; works for Chinese),
-difficulty flags from baseline-model accuracy (above 95 % or below 10 %), and anomaly flags:
+Difficulty flags from baseline-model accuracy (above 95 % or below 10 %), and anomaly flags:
 prompt length outliers and answer-letter distributions skewed away from uniform.
+(Near-duplicates are removed by the engine's `minhash-dedup` filter.)
 """
 
 from __future__ import annotations
@@ -12,63 +12,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from scipy.stats import chisquare
-
-
-def shingles(text: str, size: int = 3) -> set[str]:
-    """Character n-grams of `text` with whitespace removed."""
-    compact = "".join(text.split())
-    if len(compact) <= size:
-        return {compact}
-    return {compact[k : k + size] for k in range(len(compact) - size + 1)}
-
-
-def _signature(text: str, num_perm: int) -> Any:
-    from datasketch import MinHash
-
-    signature = MinHash(num_perm=num_perm, seed=1)
-    for gram in shingles(text):
-        signature.update(gram.encode("utf-8"))
-    return signature
-
-
-def _key(item: Any) -> str:
-    options = " ".join(f"{k}{v}" for k, v in (item.options or {}).items())
-    return f"{item.prompt} {options}"
-
-
-def dedup(
-    items: Sequence[Any], threshold: float = 0.85, num_perm: int = 128
-) -> tuple[list[Any], list[dict[str, Any]]]:
-    """Keep the first of each group of near-duplicates (same task shape).
-
-    Returns the kept items and, for each removed one, the id it duplicates and the
-    estimated Jaccard similarity of their 3-gram sets.
-    """
-    from datasketch import MinHashLSH
-
-    lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
-    kept: list[Any] = []
-    removed: list[dict[str, Any]] = []
-    signatures: dict[str, Any] = {}
-    for index, item in enumerate(items):
-        signature = _signature(_key(item), num_perm)
-        twins = [k for k in lsh.query(signature) if signatures[k][1].shape == item.shape]
-        if twins:
-            first = min(twins, key=lambda k: signatures[k][2])
-            removed.append(
-                {
-                    "id": item.id,
-                    "duplicates": signatures[first][1].id,
-                    "jaccard": round(signature.jaccard(signatures[first][0]), 3),
-                    "reason": "near-duplicate (MinHash LSH)",
-                }
-            )
-            continue
-        key = f"{index}"
-        signatures[key] = (signature, item, index)
-        lsh.insert(key, signature)
-        kept.append(item)
-    return kept, removed
 
 
 def difficulty_flags(

@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel, Field
 
 from ...errors import InputError
 from ...sources._text import parse_json_line, read_utf8
@@ -47,8 +49,7 @@ _TEXT_TASKS = [
 ]
 
 
-@dataclass
-class EduItem:
+class EduItem(BaseModel):
     """One standardized item (the paper's unified schema, plus where it came from)."""
 
     id: str
@@ -66,20 +67,21 @@ class EduItem:
     shape: str
     source: str
     """`path:line`."""
-    raw: dict[str, Any] = field(default_factory=dict)
-    missing: list[str] = field(default_factory=list)
+    raw: dict[str, Any] = Field(default_factory=dict)
+    missing: list[str] = Field(default_factory=list)
     difficulty_label: str | None = None
-    provenance: list[str] = field(default_factory=list)
+    provenance: list[str] = Field(default_factory=list)
     calibration: float | None = None
     """Share of baseline-model answers that were right (objective items, after calibration)."""
+    route: dict[str, Any] | None = None
+    """The level router's verdict and the classifier's cross-check (after routing)."""
 
     def record(self) -> dict[str, Any]:
         """The item as a JSON-able dict."""
-        return asdict(self)
+        return self.model_dump(mode="json")
 
 
-@dataclass
-class Unparsed:
+class Unparsed(BaseModel):
     """A line the rules could not standardize, with the reason."""
 
     path: str
@@ -90,6 +92,11 @@ class Unparsed:
     level: str
     shape: str
 
+    @property
+    def id(self) -> str:
+        """Where the line is, as a record id."""
+        return f"unparsed:{self.path}:{self.line}"
+
 
 @dataclass
 class ReadResult:
@@ -98,6 +105,9 @@ class ReadResult:
     items: list[EduItem] = field(default_factory=list)
     unparsed: list[Unparsed] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    files: list[dict[str, Any]] = field(default_factory=list)
+    """Per file: `file`, and how many items it held (`read`), the rules `parsed` and
+    they `refused`."""
 
 
 def parse_options(text: str) -> tuple[str, dict[str, str]]:
@@ -182,6 +192,15 @@ def read_edueval(root: str | Path) -> ReadResult:
 
 
 def _read_file(path: Path, level: str, task: str, result: ReadResult) -> None:
+    parsed, refused = len(result.items), len(result.unparsed)
+    _read_lines(path, level, task, result)
+    parsed, refused = len(result.items) - parsed, len(result.unparsed) - refused
+    result.files.append(
+        {"file": str(path), "read": parsed + refused, "parsed": parsed, "refused": refused}
+    )
+
+
+def _read_lines(path: Path, level: str, task: str, result: ReadResult) -> None:
     text = read_utf8(path)
     file_grade = grade_of(path.stem)
     for number, line in enumerate(text.splitlines(), start=1):
@@ -192,12 +211,30 @@ def _read_file(path: Path, level: str, task: str, result: ReadResult) -> None:
         where = f"{path}:{number}"
         if shape is None:
             result.unparsed.append(
-                Unparsed(str(path), number, line, "no known EduEval shape", task, level, "?")
+                Unparsed(
+                    path=str(path),
+                    line=number,
+                    text=line,
+                    reason="no known EduEval shape",
+                    task=task,
+                    level=level,
+                    shape="?",
+                )
             )
             continue
         item = _standardize(record, shape, task, level, file_grade, where, result)
         if isinstance(item, str):
-            result.unparsed.append(Unparsed(str(path), number, line, item, task, level, shape))
+            result.unparsed.append(
+                Unparsed(
+                    path=str(path),
+                    line=number,
+                    text=line,
+                    reason=item,
+                    task=task,
+                    level=level,
+                    shape=shape,
+                )
+            )
         else:
             for name in item.missing:
                 result.warnings.append(f"{where}: field '{name}' is missing")
@@ -233,78 +270,95 @@ def _standardize(
     if subject is None:
         missing.append("subject")
     line = where.rsplit(":", 1)[1]
-    item_id = str(record.get("id") or f"{task}#{line}")
-    options: dict[str, str] | None = None
-    explanation = None
-    difficulty = label = None
     if shape == "mc":
-        content = _text(record, "ques_content", missing) or ""
-        prompt, options = parse_options(content)
-        if len(options) < 2:
-            return "options could not be split out of ques_content"
-        answer = record.get("ques_answer")
-        letters = answer if isinstance(answer, list) else [answer]
-        letters = [str(a).strip().upper() for a in letters if a is not None]
-        if len(letters) != 1:
-            return f"ques_answer {answer!r}: one option letter expected"
-        answer = letters[0]
-        if answer not in options:
-            return f"ques_answer '{answer}' is not one of the options {''.join(options)}"
-        explanation = _text(record, "ques_analyze", missing)
-        label = record.get("ques_difficulty")
-        if label is not None:
-            difficulty = DIFFICULTY.get(str(label).strip())
-            if difficulty is None:
-                result.warnings.append(f"{where}: field 'ques_difficulty': unknown label {label!r}")
-        else:
-            missing.append("ques_difficulty")
-    elif shape == "dialogue":
-        prompt = _text(record, "dialogue", missing) or ""
+        fields = _mc_fields(record, missing, where, result)
+    else:
+        fields = _other_fields(record, shape, missing, grade, subject)
+    if isinstance(fields, str):
+        return fields
+    if not fields["prompt"]:
+        return "the item has no prompt text"
+    return EduItem(
+        id=str(record.get("id") or f"{task}#{line}"),
+        task=task,
+        level=level,
+        subject=subject,
+        grade=grade,
+        metric=task_metric(shape),
+        shape=shape,
+        source=where,
+        raw=record,
+        missing=missing,
+        **{"options": None, "explanation": None, "difficulty": None, **fields},
+    )
+
+
+def _mc_fields(
+    record: dict[str, Any], missing: list[str], where: str, result: ReadResult
+) -> dict[str, Any] | str:
+    """Stem, options, answer letter and difficulty of a multiple-choice item (or why not)."""
+    content = _text(record, "ques_content", missing) or ""
+    prompt, options = parse_options(content)
+    if len(options) < 2:
+        return "options could not be split out of ques_content"
+    answer = record.get("ques_answer")
+    letters = answer if isinstance(answer, list) else [answer]
+    letters = [str(a).strip().upper() for a in letters if a is not None]
+    if len(letters) != 1:
+        return f"ques_answer {answer!r}: one option letter expected"
+    if letters[0] not in options:
+        return f"ques_answer '{letters[0]}' is not one of the options {''.join(options)}"
+    difficulty = None
+    label = record.get("ques_difficulty")
+    if label is not None:
+        difficulty = DIFFICULTY.get(str(label).strip())
+        if difficulty is None:
+            result.warnings.append(f"{where}: field 'ques_difficulty': unknown label {label!r}")
+    else:
+        missing.append("ques_difficulty")
+    return {
+        "prompt": prompt,
+        "options": options,
+        "answer": letters[0],
+        "explanation": _text(record, "ques_analyze", missing),
+        "difficulty": difficulty,
+        "difficulty_label": None if label is None else str(label),
+    }
+
+
+def _other_fields(
+    record: dict[str, Any], shape: str, missing: list[str], grade: str | None, subject: str | None
+) -> dict[str, Any] | str:
+    """Prompt and answer of the items that are not multiple choice (or why not)."""
+    if shape == "dialogue":
         answer = record.get("label")
         if not isinstance(answer, int) or not 1 <= answer <= 9:
             return f"label {answer!r}: an integer 1-9 expected"
-    elif shape == "essay":
+        return {"prompt": _text(record, "dialogue", missing) or "", "answer": answer}
+    if shape == "essay":
         prompt = _text(record, "ques_answer", missing) or ""
         answer = record.get("score")
         if not isinstance(answer, int | float) or not 0 <= answer <= 100:
             return f"score {answer!r}: a number 0-100 expected"
         if not prompt:
             return "ques_answer (the essay) is empty"
-    elif shape == "question_generation":
-        point = _text(record, "knowledge_point", missing) or ""
-        ask = _text(record, "task_description", missing) or ""
-        prompt = f"年级：{grade or ''}；学科：{subject or ''}；知识点：{point}\n{ask}".strip()
-        answer = None
-    elif shape == "teaching_design":
-        topic = _text(record, "topic", missing) or ""
-        ask = _text(record, "teaching_design_requirements", missing) or ""
-        prompt = f"年级：{grade or ''}；学科：{subject or ''}；课题：{topic}\n{ask}".strip()
-        answer = None
-    else:  # poetry, reading, text writing
-        prompt = _text(record, "ques_content", missing) or ""
-        answer = _text(record, "ques_answer", missing)
-        if shape != "text_writing" and answer is None:
-            return "ques_answer (the reference answer) is empty"
-    if not prompt:
-        return "the item has no prompt text"
-    return EduItem(
-        id=item_id,
-        task=task,
-        level=level,
-        subject=subject,
-        grade=grade,
-        prompt=prompt,
-        options=options,
-        answer=answer,
-        explanation=explanation,
-        difficulty=difficulty,
-        metric=task_metric(shape),
-        shape=shape,
-        source=where,
-        raw=record,
-        missing=missing,
-        difficulty_label=None if label is None else str(label),
-    )
+        return {"prompt": prompt, "answer": answer}
+    if shape in ("question_generation", "teaching_design"):
+        topic, label = (
+            ("knowledge_point", "知识点") if shape == "question_generation" else ("topic", "课题")
+        )
+        ask_field = (
+            "task_description" if shape == "question_generation" else "teaching_design_requirements"
+        )
+        what = _text(record, topic, missing) or ""
+        ask = _text(record, ask_field, missing) or ""
+        prompt = f"年级：{grade or ''}；学科：{subject or ''}；{label}：{what}\n{ask}".strip()
+        return {"prompt": prompt, "answer": None}
+    prompt = _text(record, "ques_content", missing) or ""  # poetry, reading, text writing
+    answer = _text(record, "ques_answer", missing)
+    if shape != "text_writing" and answer is None:
+        return "ques_answer (the reference answer) is empty"
+    return {"prompt": prompt, "answer": answer}
 
 
 def from_agent(entry: Unparsed, value: dict[str, Any]) -> EduItem:

@@ -22,9 +22,11 @@ from ...agents.base import (
     normalise,
     per_instance,
     point_vars,
+    points_of,
 )
 from ...agents.checks import judge
 from ...records import GrammarPoint, Instance, Provenance
+from ...workflow.nodes import BuildView
 
 MAX_WORD_EDITS = 5
 _REPEATS = re.compile(r"(.{2,}?)\1{2,}")
@@ -117,18 +119,16 @@ class PairVerdict(BaseModel):
         return value.strip()
 
 
-def plan(
-    points: list[GrammarPoint], instances: list[Instance], options: BaseModel
-) -> list[AgentTask]:
+def plan(view: BuildView, options: BaseModel) -> list[AgentTask]:
     """Enough calls per item to reach `per_item` pairs."""
     assert isinstance(options, PairOptions)
     have: dict[str, int] = {}
-    for instance in instances:
+    for instance in view.of_type(Instance):
         if instance.kind == "pair" and instance.status == "accepted":
             have[instance.point_id] = have.get(instance.point_id, 0) + 1
     return [
         {"point": point, "index": index}
-        for point in points
+        for point in points_of(view)
         for index in range(max(0, options.per_item - have.get(point.id, 0)))
     ]
 

@@ -1,14 +1,37 @@
-"""The GEC bank builder, registered when a build first asks for it (tasks/registry.py)."""
+"""The GEC bank builder, registered when a build first asks for it."""
 
-from ...tasks.registry import BankBuilderSpec, bank_builder
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from ...agents.base import points_of
+from ...records import Instance, Item
+from ...tasks.registry import BankBuilderSpec, BuildResources, bank_builder
+from ...workflow.nodes import BuildView
 from .banks import GEC_PARAMS, GecBankParams, build_gec_banks, write_m2_files
+
+
+def build(
+    view: BuildView, tasks: dict[str, BaseModel], options: BaseModel, resources: BuildResources
+) -> list[Item]:
+    """The banks from the grammar items and their checked pairs."""
+    return build_gec_banks(points_of(view), view.of_type(Instance), tasks, options, resources)
+
+
+def artifacts(folder: Path, view: BuildView, items: list[Item]) -> dict[str, Any]:
+    """M2 files per grammar item."""
+    return write_m2_files(folder, points_of(view), view.of_type(Instance), items)
+
 
 bank_builder(
     BankBuilderSpec(
         name="gec",
-        build=build_gec_banks,
+        build=build,
         task_params=GEC_PARAMS,
         options=GecBankParams,
-        artifacts=write_m2_files,
+        artifacts=artifacts,
     )
 )

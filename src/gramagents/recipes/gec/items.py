@@ -21,7 +21,8 @@ from typing import Any
 
 from ...errors import InputError
 from ...records import GrammarPoint, MinimalPair, SourceRef
-from ...sources import _text, source_reader
+from ...sources import ReadOptions, SourceData, _text, source_reader
+from ...sources.points import point_source
 
 LEVELS = ("A1", "A2", "B1", "B2", "C1", "C2")
 REQUIRED = ("id", "level", "name")
@@ -29,7 +30,6 @@ OPTIONAL = ("notes", "pairs", "language")
 CSV_OPTIONAL = ("notes", "ungrammatical", "correction", "alternatives")
 
 
-@source_reader("grammar-items")
 def read_grammar_items(path: str | Path) -> list[GrammarPoint]:
     """Read a grammar-item list; the format follows the file extension."""
     path = Path(path)
@@ -168,3 +168,9 @@ def _from_csv(path: Path, text: str) -> list[GrammarPoint]:
         if (row.get("ungrammatical") or "").strip() or (row.get("correction") or "").strip():
             item.pairs.append(_pair(row, path, line, "ungrammatical"))
     return list(items.values())
+
+
+@source_reader("grammar-items")
+def grammar_items_source(path: Path, options: ReadOptions) -> SourceData:
+    """The build source: the points of `path`, one instance per sentence."""
+    return point_source(read_grammar_items(path), options)

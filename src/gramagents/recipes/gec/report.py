@@ -26,6 +26,19 @@ def gec_sections(manifest: RunManifest, summary: Summary) -> list[str]:
     ]
     if not present:
         return []
+    return [
+        *_table_3(manifest, summary, present),
+        *_table_4(manifest, summary, present),
+        *_table_6(manifest, summary, present),
+        "",
+    ]
+
+
+Present = list[tuple[str, str]]
+"""The GEC tasks the run has, with the prompt names the paper's tables use."""
+
+
+def _table_3(manifest: RunManifest, summary: Summary, present: Present) -> list[str]:
     lines = [
         "## CTSEG Table 3 layout: overall scores",
         "",
@@ -45,9 +58,11 @@ def gec_sections(manifest: RunManifest, summary: Summary) -> list[str]:
             )
             for level, scores in tables["levels"].items():
                 rows.append(["", "", level, *(_pct(scores[k]) for k in ("p", "r", "f0.5"))])
-    lines += _table(["Model", "Prompt", "Category", "P", "R", "F0.5"], rows)
+    return lines + _table(["Model", "Prompt", "Category", "P", "R", "F0.5"], rows)
 
-    lines += [
+
+def _table_4(manifest: RunManifest, summary: Summary, present: Present) -> list[str]:
+    lines = [
         "",
         "## CTSEG Table 4 layout: the weakest grammar items",
         "",
@@ -85,9 +100,11 @@ def gec_sections(manifest: RunManifest, summary: Summary) -> list[str]:
         *(f"{m} ({n})" if len(present) > 1 else m for m, _, n in columns),
         "Avg.",
     ]
-    lines += _table(header, rows)
+    return lines + _table(header, rows)
 
-    lines += [
+
+def _table_6(manifest: RunManifest, summary: Summary, present: Present) -> list[str]:
+    lines = [
         "",
         "## CTSEG Table 6 layout: targeted recall",
         "",
@@ -121,5 +138,4 @@ def gec_sections(manifest: RunManifest, summary: Summary) -> list[str]:
                     ),
                 ]
             )
-    lines += _table(["Model", "Prompt", "Single Ref", "All Ref"], rows)
-    return [*lines, ""]
+    return lines + _table(["Model", "Prompt", "Single Ref", "All Ref"], rows)

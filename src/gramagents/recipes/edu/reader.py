@@ -1,0 +1,32 @@
+"""The `edueval` build source: an EduEval layout read by rules into standardized items."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...errors import InputError
+from ...sources import ReadOptions, SourceData, source_reader
+from .sources import read_edueval
+
+
+@source_reader("edueval")
+def edueval_source(path: Path, options: ReadOptions) -> SourceData:
+    """Items the rules standardized, then the lines they could not (for the standardizer)."""
+    if not path.is_dir():
+        raise InputError(path, "the EduEval source is a folder with one folder per level")
+    result = read_edueval(path)
+    items, unparsed = result.items, result.unparsed
+    if options.limit is not None:
+        items, unparsed = items[: options.limit], unparsed[: options.limit]
+    return SourceData(
+        records=[*items, *unparsed],
+        stage="ingest",
+        stats={
+            "read": len(items) + len(unparsed),
+            "parsed": len(items),
+            "unparsed": len(unparsed),
+            "warnings": len(result.warnings),
+        },
+        files=result.files,
+        warnings=result.warnings,
+    )

@@ -1,0 +1,65 @@
+"""`report.md` of a build: what was read, what each stage kept, flagged and removed, the banks."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from ..records import Instance, RunManifest
+from ..workflow.nodes import BuildView
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+
+
+def render_build_report(manifest: RunManifest, view: BuildView) -> str:
+    """The markdown report of a build run."""
+    source = dict(manifest.source or {})
+    files = source.pop("files", [])
+    path = source.pop("path", "?")
+    described = ", ".join(f"{v} {k}" for k, v in source.items() if isinstance(v, int | str))
+    counts = manifest.counts
+    lines = [
+        f"# Build report: {manifest.run_id}",
+        "",
+        f"- recipe: {manifest.recipe}; source `{path}`" + (f" ({described})" if described else ""),
+        f"- agents: {manifest.agents}"
+        + (f" ({', '.join(manifest.models)})" if manifest.models else ""),
+        f"- {counts.requests_sent} requests sent, {counts.cache_hits} cache hits, "
+        f"{counts.failed} failures (`failures.jsonl`)",
+        "",
+    ]
+    if files:
+        lines += ["## Source files", ""]
+        keys = [k for k in files[0] if k != "file"]
+        lines += _table(["file", *keys], [[f["file"], *(f.get(k, 0) for k in keys)] for f in files])
+        lines.append("")
+    lines += ["## Banks", ""]
+    lines += _table(["task", "items"], [[t, n] for t, n in manifest.tasks.items()])
+    if manifest.stages:
+        lines += ["", "## Stages", "", "What each stage read, kept, flagged and removed.", ""]
+        lines += _table(
+            ["stage", "counts"],
+            [[s, ", ".join(f"{k} {v}" for k, v in c.items())] for s, c in manifest.stages.items()],
+        )
+    status = Counter(i.status for i in view.of_type(Instance) if i.origin == "agent")
+    if status:
+        lines += [
+            "",
+            "Generated instances: "
+            + ", ".join(f"{n} {s}" for s, n in sorted(status.items()))
+            + ". Every verdict is in `instances.jsonl` (provenance.checks).",
+        ]
+    if view.flags:
+        lines += ["", f"{len(view.flags)} records flagged for review."]
+    if manifest.review:
+        lines += [
+            f"Review file: `{manifest.review.get('file')}` ({manifest.review.get('rows')} rows)."
+        ]
+    warnings = (manifest.artifacts or {}).get("warnings")
+    if warnings:
+        lines += ["", f"## Warnings ({len(warnings)})", "", *(f"- {w}" for w in warnings[:50])]
+    lines.append("")
+    return "\n".join(lines)

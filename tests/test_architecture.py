@@ -1,0 +1,79 @@
+"""The shape of the code: an engine and recipes on it, in small modules and functions."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "src" / "gramagents"
+ENGINE = [p for p in PACKAGE.rglob("*.py") if "recipes" not in p.relative_to(PACKAGE).parts]
+MAX_MODULE_LINES = 500
+MAX_FUNCTION_LINES = 80
+
+
+def _imports(path: Path) -> list[str]:
+    """Every module `path` imports, as an absolute dotted name."""
+    module = ".".join(("gramagents", *path.relative_to(PACKAGE).with_suffix("").parts))
+    return _imports_of(path.read_text(encoding="utf-8"), module)
+
+
+def _imports_of(source: str, module: str) -> list[str]:
+    """Every module `source` (the text of `module`) imports, as an absolute dotted name."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            target = node.module or ""
+            if node.level:  # `from .x` in a.b.c is a.b.x (`__init__` counts as a module)
+                base = module.split(".")[: -node.level]
+                target = ".".join([*base, node.module] if node.module else base)
+            found += [target, *(f"{target}.{a.name}" for a in node.names)]
+    return found
+
+
+def test_the_engine_imports_no_recipe():
+    offenders = {
+        str(path.relative_to(PACKAGE)): name
+        for path in ENGINE
+        for name in _imports(path)
+        if name == "gramagents.recipes" or name.startswith("gramagents.recipes.")
+    }
+    assert offenders == {}
+
+
+def test_every_paper_has_its_package_and_the_old_build_graph_is_gone():
+    for name in ("cpg", "gec", "edu", "pairs"):
+        assert (PACKAGE / "recipes" / name / "__init__.py").is_file(), name
+    assert not (PACKAGE / "workflow" / "edu_build.py").exists()
+
+
+def test_the_import_check_sees_every_form_of_import():
+    module = "gramagents.workflow.example"
+    for source in (
+        "from ..recipes.cpg import tasks",
+        "from ..recipes import cpg",
+        "from gramagents.recipes.gec.m2 import read_m2_file",
+        "import gramagents.recipes.edu",
+        "def f():\n    from ..recipes.pairs import reader\n",
+    ):
+        assert any(n.startswith("gramagents.recipes") for n in _imports_of(source, module)), source
+    assert not any(
+        n.startswith("gramagents.recipes")
+        for n in _imports_of("from ..sources import _text", module)
+    )
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: p.name)
+def test_modules_and_functions_stay_small(path: Path):
+    text = path.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= MAX_MODULE_LINES
+    long = [
+        f"{node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    ]
+    assert long == []
