@@ -15,16 +15,16 @@ def request(text: str, **params) -> ChatRequest:
     return ChatRequest(messages=[Message(role="user", content=text)], params=GenParams(**params))
 
 
-CLIENT = "direct"
+CLIENT = "openai"
 
 
-@pytest.fixture(params=["direct", "langchain"], autouse=True)
+@pytest.fixture(params=["openai", "langchain"], autouse=True)
 def client(request):
     """Every test runs with both transports."""
     global CLIENT
     CLIENT = request.param
     yield request.param
-    CLIENT = "direct"
+    CLIENT = "openai"
 
 
 def model_for(server, fast_retry, concurrency=4, cache=None, timeout=None) -> Model:
@@ -69,7 +69,15 @@ def test_rate_limit_waits_for_retry_after(fake_server, fast_retry):
     [out] = asyncio.run(generate(model, [request("x")]))
     assert out.text == "T"
     assert time.monotonic() - started >= 0.4
-    assert model.stats.requests_sent == 2
+    # the SDK's own retries are off: each attempt is ours, sent once and counted once
+    assert model.stats.requests_sent == 2 and len(fake_server.chat_requests()) == 2
+
+
+def test_rate_limit_without_retry_after_backs_off_and_counts_apart(fake_server, fast_retry):
+    fake_server.inject(*[Fault("429")] * 4)  # more than the transient budget of 3
+    model = model_for(fake_server, fast_retry)
+    [out] = asyncio.run(generate(model, [request("x")]))
+    assert out.text == "T" and model.stats.requests_sent == 5
 
 
 def test_server_errors_timeouts_and_malformed_bodies_are_retried(fake_server, fast_retry):
@@ -77,7 +85,7 @@ def test_server_errors_timeouts_and_malformed_bodies_are_retried(fake_server, fa
     model = model_for(fake_server, fast_retry.model_copy(update={"max_attempts": 4}), timeout=0.5)
     [out] = asyncio.run(generate(model, [request("x")]))
     assert out.text == "T" and out.error is None
-    assert model.stats.requests_sent == 4
+    assert model.stats.requests_sent == 4 and len(fake_server.chat_requests()) == 4
 
 
 def test_exhausted_retries_are_a_recorded_failure_that_is_not_cached(
@@ -98,6 +106,14 @@ def test_unreachable_server_fails_the_check_after_retries(fast_retry):
     with pytest.raises(BackendUnavailable) as caught:
         asyncio.run(backend.check())
     assert "cannot reach http://127.0.0.1:9/v1 after 3 attempts" in str(caught.value)
+
+
+def test_a_server_gone_mid_run_stops_the_run_with_one_line(fast_retry):
+    spec = f"openai:fake@http://127.0.0.1:9/v1?client={CLIENT}"
+    model = Model(create_backend(spec, BackendSettings(retry=fast_retry)))
+    with pytest.raises(BackendUnavailable, match="lost the connection to http://127.0.0.1:9/v1"):
+        asyncio.run(generate(model, [request("x")]))
+    assert model.stats.requests_sent == 3
 
 
 def test_the_check_reports_a_refused_key(fake_server, fast_retry, monkeypatch):

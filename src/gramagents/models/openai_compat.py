@@ -1,9 +1,10 @@
 """OpenAI-compatible chat servers (vLLM, Ollama, llama.cpp, `transformers serve`, the OpenAI API).
 
 Requests are asynchronous, at most `--concurrency` in flight, sent by a transport
-(models/openai_transports.py: `client=direct`, the default, or `client=langchain`). Retries
-(runtime/retry.py) treat rate limits apart from server errors and timeouts, honour
-`Retry-After`, cap the backoff and stop at a total deadline. A server that cannot be reached
+(models/openai_transports.py: the openai SDK's `AsyncOpenAI`, or langchain-openai on it with
+`client=langchain`). Retries are ours, not the SDK's (runtime/retry.py): rate limits are
+treated apart from server errors and timeouts, `Retry-After` is honoured, the backoff is capped
+and each request stops at a total deadline. A server that cannot be reached
 at all, or that refuses the key, stops the run with one clear line; other failures are
 recorded per request.
 """
@@ -13,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import os
-import sys
 import time
 from typing import Any
 
@@ -22,16 +22,17 @@ from ..records import ChatRequest, Generation
 from ..runtime.retry import ErrorKind, call_with_retries
 from .base import Backend, BackendSettings
 from .openai_transports import (
+    HTTP_CLIENTS,
     ApiError,
-    DirectTransport,
     LangchainTransport,
     MalformedReply,
-    Transport,
+    SdkTransport,
     Unreachable,
 )
 from .spec import ModelSpec
 
-OPTIONS = {"timeout", "structured", "api_key_env", "client"}
+OPTIONS = {"timeout", "structured", "api_key_env", "client", "http"}
+CLIENTS = ("openai", "langchain")
 OPENAI_URL = "https://api.openai.com/v1"
 
 
@@ -46,9 +47,6 @@ def classify(exc: BaseException) -> ErrorKind:
             return ErrorKind.TRANSIENT
         return ErrorKind.PERMANENT
     if isinstance(exc, (Unreachable, MalformedReply, asyncio.TimeoutError, TimeoutError)):
-        return ErrorKind.TRANSIENT
-    httpx = sys.modules.get("httpx")  # its errors exist only where it is in use (langchain)
-    if httpx is not None and isinstance(exc, httpx.TransportError):
         return ErrorKind.TRANSIENT
     return ErrorKind.PERMANENT
 
@@ -104,9 +102,12 @@ class OpenAIBackend(Backend):
         if mode not in ("json", "md_json", "tools"):
             raise SpecError(spec.raw, f"structured must be json, md_json or tools, not '{mode}'")
         self.structured_mode = mode  # type: ignore[misc]
-        self.client = spec.option("client", "direct")
-        if self.client not in ("direct", "langchain"):
-            raise SpecError(spec.raw, f"client must be direct or langchain, not '{self.client}'")
+        self.client = spec.option("client", "openai") or "openai"
+        if self.client not in CLIENTS:
+            raise SpecError(spec.raw, f"client must be openai or langchain, not '{self.client}'")
+        self.http = spec.option("http", "aiohttp") or "aiohttp"
+        if self.http not in HTTP_CLIENTS:
+            raise SpecError(spec.raw, f"http must be aiohttp or httpx, not '{self.http}'")
         key_env = spec.option("api_key_env", "OPENAI_API_KEY") or "OPENAI_API_KEY"
         key = os.environ.get(key_env)
         if spec.base_url is None and not key:
@@ -116,7 +117,7 @@ class OpenAIBackend(Backend):
             )
         self._api_key = key or "EMPTY"
         self._per_loop: dict[
-            int, tuple[asyncio.AbstractEventLoop, Transport, asyncio.Semaphore]
+            int, tuple[asyncio.AbstractEventLoop, SdkTransport, asyncio.Semaphore]
         ] = {}
 
     def identity(self) -> dict[str, Any]:
@@ -128,19 +129,21 @@ class OpenAIBackend(Backend):
         """Enough items per unit of work to keep every connection busy."""
         return max(16, self.settings.concurrency)
 
-    def _resources(self) -> tuple[Transport, asyncio.Semaphore]:
+    def _resources(self) -> tuple[SdkTransport, asyncio.Semaphore]:
         """The transport and the in-flight bound for the running event loop."""
         loop = asyncio.get_running_loop()
         entry = self._per_loop.get(id(loop))
         if entry is None or entry[0] is not loop:
             limit = max(1, self.settings.concurrency)
-            transport: Transport
+            transport: SdkTransport
             if self.client == "langchain":
                 transport = LangchainTransport(
-                    self.base_url, self._api_key, self.timeout, limit, self.model_name
+                    self.base_url, self._api_key, self.timeout, limit, self.model_name, self.http
                 )
             else:
-                transport = DirectTransport(self.base_url, self._api_key, self.timeout, limit)
+                transport = SdkTransport(
+                    self.base_url, self._api_key, self.timeout, limit, self.http
+                )
             entry = (loop, transport, asyncio.Semaphore(limit))
             self._per_loop[id(loop)] = entry
         return entry[1], entry[2]
@@ -153,13 +156,12 @@ class OpenAIBackend(Backend):
                 "deadline": min(60.0, self.settings.retry.deadline),
             }
         )
-        url = f"{self.base_url}/models"
         wait = min(self.timeout, 10.0)
 
         async def probe() -> int:
             transport, _ = self._resources()  # the run's own connections, warmed by the check
             try:
-                return await asyncio.wait_for(transport.status(url), wait)
+                return await asyncio.wait_for(transport.status("/models"), wait)
             except asyncio.TimeoutError:
                 raise Unreachable(f"no answer within {wait:g} s") from None
 

@@ -1,25 +1,34 @@
-"""How chat-completion requests reach an OpenAI-compatible server.
+"""How requests reach an OpenAI-compatible server: the openai SDK, or langchain-openai on it.
 
-- `direct` (the default): the plain JSON of the chat-completions protocol over a small
-  keep-alive HTTP/1.1 client (models/http1.py), one per event loop. At tens of requests in
-  flight the client's own CPU time decides the throughput; this is the leanest path
-  (bench/api.py measures it).
-- `langchain`: langchain-openai's `ChatOpenAI` (on the openai SDK), for users who want that
-  stack's behaviour; its own retries are off, ours apply.
+- `client=openai` (the default): the openai SDK's `AsyncOpenAI`. Chat requests go through its
+  `post` (the SDK's documented way to reach any endpoint), which returns the raw response, so
+  that a server's extra fields survive and no pydantic model is built per answer.
+- `client=langchain`: langchain-openai's `ChatOpenAI` for the chat requests, for users who want
+  that stack's behaviour; checks (and anything not a chat request) use the same SDK client.
 
-Both raise `ApiError` for an HTTP error status, `Unreachable` when no connection could be made,
-and `asyncio.TimeoutError` or `MalformedReply` for the rest; the backend decides what is
-retried.
+Both run on one HTTP client per event loop, chosen by `http=`: `aiohttp` (the default, the SDK's
+`DefaultAioHttpClient`; at tens of requests in flight it spends about half the CPU time per
+request of the SDK's plain httpx transport, see bench/api.py) or `httpx`
+(`DefaultAsyncHttpxClient`). Either honours `HTTPS_PROXY`/`HTTP_PROXY`/`ALL_PROXY`/`NO_PROXY`
+and `SSL_CERT_FILE`/`SSL_CERT_DIR` from the environment and follows redirects.
+
+The SDK's own retries are off (`max_retries=0`): the backend's policy (runtime/retry.py)
+decides, and each attempt is counted once. Failures come out as `ApiError` (an HTTP error
+status, with its headers for `Retry-After`), `Unreachable` (no connection could be made or it
+dropped), `asyncio.TimeoutError` or `MalformedReply`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from pydantic import SecretStr
+HTTP_CLIENTS = ("aiohttp", "httpx")
 
 
 class ApiError(Exception):
@@ -33,16 +42,16 @@ class ApiError(Exception):
 
 
 class Unreachable(Exception):
-    """No connection to the server (refused, reset, name not found)."""
+    """No connection to the server (refused, reset, name not found, certificate refused)."""
 
 
 class MalformedReply(Exception):
-    """The server's reply is not a chat completion."""
+    """The server's reply is not what the protocol says."""
 
 
 @dataclass
 class Reply:
-    """What a completion call returns."""
+    """What a chat-completion call returns."""
 
     text: str
     finish_reason: str | None
@@ -50,20 +59,8 @@ class Reply:
     completion_tokens: int | None
 
 
-class Transport(Protocol):
-    """Sends one chat-completion payload."""
-
-    async def send(self, payload: dict[str, Any]) -> Reply:
-        """The server's reply to `payload` (a chat-completions request body)."""
-
-    async def status(self, url: str) -> int:
-        """The HTTP status of an authorized GET (used to check the server before a run)."""
-
-    async def close(self) -> None:
-        """Release connections."""
-
-
-def _reply(body: Any) -> Reply:
+def chat_reply(body: Any) -> Reply:
+    """The first choice of a chat-completion body."""
     try:
         choice = body["choices"][0]
         content = choice["message"].get("content") or ""
@@ -78,77 +75,139 @@ def _reply(body: Any) -> Reply:
     )
 
 
-class DirectTransport:
-    """Chat completions over gramagents' own keep-alive HTTP/1.1 client."""
-
-    def __init__(self, base_url: str, api_key: str, timeout: float, connections: int) -> None:
-        from .http1 import Http1Client
-
-        self.timeout = timeout
-        self.http = Http1Client(
-            base_url, headers={"Authorization": f"Bearer {api_key}"}, limit=connections
-        )
-        self.base_url = base_url.rstrip("/")
-
-    async def send(self, payload: dict[str, Any]) -> Reply:
-        """POST the payload; map failures to the transport's exceptions."""
-        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-        response = await self._request("POST", "/chat/completions", data)
-        if response.status >= 400:
-            raise ApiError(response.status, _error_message(response.body), response.headers)
-        try:
-            return _reply(json.loads(response.body))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise MalformedReply(f"invalid JSON ({exc})") from None
-
-    async def status(self, url: str) -> int:
-        """The HTTP status of a GET (the connection stays in the pool for the run)."""
-        if not url.startswith(self.base_url):
-            raise ValueError(f"{url} is not on {self.base_url}")
-        return (await self._request("GET", url[len(self.base_url) :])).status
-
-    async def _request(self, method: str, path: str, body: bytes | None = None) -> Any:
-        from .http1 import BadResponse, ConnectionFailed
-
-        try:
-            async with asyncio.timeout(self.timeout):
-                return await self.http.request(method, path, body, "application/json")
-        except ConnectionFailed as exc:
-            raise Unreachable(str(exc)) from exc
-        except BadResponse as exc:
-            raise MalformedReply(str(exc)) from exc
-
-    async def close(self) -> None:
-        """Close the connections."""
-        await self.http.close()
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """`exc` and the exceptions it was raised from, outermost first."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        yield cause
+        cause = cause.__cause__ or cause.__context__
 
 
-def _error_message(raw: bytes) -> str:
+def _root_message(exc: BaseException) -> str:
+    """The most specific message in an exception's chain (the SDK's own says little)."""
+    messages = [str(e).strip() for e in _chain(exc)]
+    message = next((m for m in reversed(messages) if m), type(exc).__name__)
+    return message.splitlines()[0]
+
+
+def _timed_out(exc: BaseException) -> bool:
+    """Whether an SDK timeout error stands for a timeout.
+
+    The aiohttp adapter reports every refused, failed or dropped connection as a connect
+    timeout; an unreachable server must not pass for a slow one.
+    """
+    aiohttp = sys.modules.get("aiohttp")
+    if aiohttp is None:
+        return True
+    return not any(
+        isinstance(e, aiohttp.ClientConnectionError) and not isinstance(e, TimeoutError)
+        for e in _chain(exc)
+    )
+
+
+def _error_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        message = error.get("message") if isinstance(error, dict) else error
+        if message:
+            return str(message)[:300]
+    return str(getattr(exc, "message", exc))[:300]
+
+
+@contextmanager
+def sdk_errors() -> Iterator[None]:
+    """Map the openai SDK's exceptions to the transport's."""
+    import openai
+
     try:
-        body = json.loads(raw)
-        error = body.get("error", body) if isinstance(body, dict) else body
-        message = error.get("message") if isinstance(error, dict) else str(error)
-        return str(message or "error")[:300]
-    except (json.JSONDecodeError, AttributeError):
-        return raw[:300].decode("utf-8", "replace") or "error"
+        yield
+    except openai.APIStatusError as exc:
+        raise ApiError(exc.status_code, _error_message(exc), dict(exc.response.headers)) from exc
+    except openai.APITimeoutError as exc:
+        if _timed_out(exc):
+            raise asyncio.TimeoutError(_root_message(exc)) from exc
+        raise Unreachable(_root_message(exc)) from exc
+    except openai.APIConnectionError as exc:
+        raise Unreachable(_root_message(exc)) from exc
+    except (openai.APIResponseValidationError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise MalformedReply(f"invalid JSON ({exc})") from exc
 
 
-class LangchainTransport:
-    """Chat completions through langchain-openai's ChatOpenAI."""
+def http_client(kind: str, timeout: float, connections: int) -> Any:
+    """The SDK's HTTP client of this kind, with room for `connections` at once."""
+    import httpx2
+    import openai
+
+    limits = httpx2.Limits(max_connections=connections, max_keepalive_connections=connections)
+    factory = openai.DefaultAioHttpClient if kind == "aiohttp" else openai.DefaultAsyncHttpxClient
+    return factory(timeout=timeout, limits=limits)
+
+
+class SdkTransport:
+    """Requests through the openai SDK's `AsyncOpenAI`, without its retries."""
 
     def __init__(
-        self, base_url: str, api_key: str, timeout: float, connections: int, model: str
+        self, base_url: str, api_key: str, timeout: float, connections: int, http: str = "aiohttp"
     ) -> None:
-        import httpx
-        from httpx_aiohttp import HttpxAiohttpClient
-        from langchain_openai import ChatOpenAI
+        import openai
 
-        self.http = HttpxAiohttpClient(
+        self.http = http_client(http, timeout, connections)
+        self.sdk = openai.AsyncOpenAI(
+            base_url=base_url,
+            api_key=api_key,
+            max_retries=0,
             timeout=timeout,
-            limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
+            http_client=self.http,
         )
-        self.auth = {"Authorization": f"Bearer {api_key}"}
-        self.client = ChatOpenAI(
+
+    async def post(self, path: str, payload: dict[str, Any]) -> Any:
+        """POST `payload` to `path` (relative to the base URL); the parsed JSON reply."""
+        import httpx2
+
+        with sdk_errors():
+            response = await self.sdk.post(path, body=payload, cast_to=httpx2.Response)
+            return json.loads(response.content)
+
+    async def send(self, payload: dict[str, Any]) -> Reply:
+        """The server's reply to a chat-completions request body."""
+        return chat_reply(await self.post("/chat/completions", payload))
+
+    async def status(self, path: str) -> int:
+        """The HTTP status of an authorized GET of `path` (checks the server before a run)."""
+        import httpx2
+
+        try:
+            with sdk_errors():
+                response = await self.sdk.get(path, cast_to=httpx2.Response)
+        except ApiError as exc:
+            return exc.status
+        return response.status_code
+
+    async def close(self) -> None:
+        """Release connections."""
+        await self.sdk.close()
+
+
+class LangchainTransport(SdkTransport):
+    """Chat requests through langchain-openai's `ChatOpenAI`, on the same HTTP client."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        timeout: float,
+        connections: int,
+        model: str,
+        http: str = "aiohttp",
+    ) -> None:
+        from langchain_openai import ChatOpenAI
+        from pydantic import SecretStr
+
+        super().__init__(base_url, api_key, timeout, connections, http)
+        self.chat = ChatOpenAI(
             model=model,
             base_url=base_url,
             api_key=SecretStr(api_key),
@@ -158,21 +217,10 @@ class LangchainTransport:
         )
 
     async def send(self, payload: dict[str, Any]) -> Reply:
-        """Invoke the chat model; map the openai SDK's exceptions."""
-        import openai
-
+        """Invoke the chat model with the payload's messages and decoding options."""
         options = {k: v for k, v in payload.items() if k not in ("model", "messages")}
-        try:
-            message = await self.client.ainvoke(payload["messages"], **options)
-        except openai.APIStatusError as exc:
-            headers = dict(exc.response.headers) if exc.response is not None else {}
-            raise ApiError(exc.status_code, str(getattr(exc, "message", exc)), headers) from exc
-        except openai.APITimeoutError as exc:
-            raise asyncio.TimeoutError(str(exc)) from exc
-        except openai.APIConnectionError as exc:
-            raise Unreachable(str(exc)) from exc
-        except (openai.APIResponseValidationError, json.JSONDecodeError) as exc:
-            raise MalformedReply(str(exc)) from exc
+        with sdk_errors():
+            message = await self.chat.ainvoke(payload["messages"], **options)
         metadata = getattr(message, "response_metadata", {}) or {}
         usage = metadata.get("token_usage") or {}
         content = message.content
@@ -182,16 +230,3 @@ class LangchainTransport:
             prompt_tokens=usage.get("prompt_tokens"),
             completion_tokens=usage.get("completion_tokens"),
         )
-
-    async def status(self, url: str) -> int:
-        """The HTTP status of a GET through the same HTTP client as the completions."""
-        import httpx
-
-        try:
-            return (await self.http.get(url, headers=self.auth)).status_code
-        except httpx.TransportError as exc:
-            raise Unreachable(str(exc) or type(exc).__name__) from exc
-
-    async def close(self) -> None:
-        """Close the HTTP client."""
-        await self.http.aclose()
