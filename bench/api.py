@@ -235,7 +235,9 @@ def main() -> int:
             folder.mkdir()
             server, base_url = start_server(args.delay)
             try:
+                cpu = time.process_time()
                 elapsed = run(base_url, texts, args.concurrency, folder)
+                cpu = time.process_time() - cpu
                 stats = server_stats(base_url)
                 if stats["chat_requests"] != args.items:
                     raise RuntimeError(f"the server got {stats['chat_requests']} requests")
@@ -251,7 +253,8 @@ def main() -> int:
             print(
                 f"{name:10s} run {turn + 1}: {rate:6.1f} items/s ({elapsed:.2f} s, "
                 f"{100 * rate / limit:.1f} % of the limit; "
-                f"{stats['max_in_flight']} in flight at most)"
+                f"{stats['max_in_flight']} in flight at most; "
+                f"client CPU {cpu:.2f} s = {1000 * cpu / args.items:.2f} ms per item)"
             )
     rates = {name: statistics.median(values) for name, values in runs.items()}
     print("medians:")
