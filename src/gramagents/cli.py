@@ -123,7 +123,10 @@ def build(
 
 @app.command(name="eval")
 def evaluate(
-    dataset: Annotated[Path, typer.Argument(help="A build run folder or a dataset.jsonl.")],
+    dataset: Annotated[
+        Path,
+        typer.Argument(help="A build run folder, a dataset.jsonl or an exported folder."),
+    ],
     model: Annotated[
         list[str] | None,
         typer.Option(
@@ -132,7 +135,12 @@ def evaluate(
         ),
     ] = None,
     fmt: Annotated[
-        str, typer.Option("--format", help="Dataset format: gramagents, cpg-eval.")
+        str,
+        typer.Option(
+            "--format",
+            help="Dataset format: gramagents (also reads exported folders), parquet, hf, "
+            "cpg-eval, blimp, climp.",
+        ),
     ] = "gramagents",
     answers: Annotated[
         Path | None,
@@ -178,6 +186,37 @@ def evaluate(
     _say(f"report: {result.report_path}")
     if result.manifest.status != "complete":
         raise typer.Exit(1)
+
+
+class ExportTo(str, Enum):
+    """Formats `gramagents export` writes."""
+
+    parquet = "parquet"
+    hf = "hf"
+
+
+@app.command()
+def export(
+    run: Annotated[Path, typer.Argument(help="A build run folder.")],
+    folder: Annotated[Path, typer.Argument(help="New folder to write.")],
+    to: Annotated[
+        ExportTo,
+        typer.Option("--to", help="parquet (files under data/) or hf (datasets' save_to_disk)."),
+    ],
+    license: Annotated[
+        str | None,
+        typer.Option(help="Licence of the items for the card (an SPDX id; default: unknown)."),
+    ] = None,
+) -> None:
+    """Write a built dataset as Parquet or a Hugging Face datasets folder, with its card."""
+    from .workflow.export import export_run
+
+    try:
+        result = export_run(run, to.value, folder, license)
+    except GramagentsError as exc:
+        raise fail(exc) from None
+    _say(f"exported {result.items} items to {result.folder} ({to.value}, licence {result.license})")
+    _say(f"card: {result.folder / 'README.md'}")
 
 
 @app.command()

@@ -1,7 +1,9 @@
 """Datasets to evaluate: our own `dataset.jsonl` (or a build run folder), and registered formats.
 
 `gramagents eval DATASET --format NAME` picks a reader; readers for published benchmark
-files register themselves here under their format name.
+files register themselves here under their format name. A folder written by
+`gramagents export` (Parquet or a Hugging Face `datasets` folder, sources/exported.py) is
+read as it is, by its own format or by the default one.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ Reader = Callable[[Path], Dataset]
 FORMATS: Registry[Reader] = Registry("dataset format")
 """`--format` names; recipes announce the readers of published files by module, so that a
 reader is imported only when its format is asked for."""
+FORMATS.announce("parquet", "gramagents.sources.exported")
+FORMATS.announce("hf", "gramagents.sources.exported")
 
 
 def dataset_format(name: str) -> Callable[[Reader], Reader]:
@@ -80,6 +84,11 @@ def _item_or_error(path: Path, line: int, raw: str) -> Item:
 def read_items(path: Path) -> Dataset:
     """A `dataset.jsonl` written by `gramagents build`, or the build run folder holding it."""
     info: dict[str, Any] = {}
+    if path.is_dir() and not (path / "dataset.jsonl").exists():
+        from .exported import looks_exported, read_exported
+
+        if looks_exported(path):
+            return read_exported(path)
     if path.is_dir():
         manifest = path / "manifest.json"
         if manifest.is_file():

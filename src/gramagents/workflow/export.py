@@ -1,0 +1,255 @@
+"""`gramagents export RUN --to parquet|hf DIR`: a built dataset, ready to share.
+
+The folder holds the items (sources/exported.py says the columns) as Parquet under `data/`
+(the layout the Hugging Face Hub reads as a `test` split) or as `Dataset.save_to_disk` writes
+it, a dataset card (`README.md`: recipe, counts per task, hashes, licence, from the build
+manifest) and `gramagents.json` (the build manifest and the data files' sha256). It is written
+in a temporary folder beside DIR and renamed into place, so a failed export leaves nothing.
+`gramagents eval DIR` reads it back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from ..errors import InputError
+from ..records import Item, RunManifest
+from ..sources.datasets import read_items
+from ..sources.exported import COLUMNS, EXPORT_INFO, item_row
+
+ExportFormat = Literal["parquet", "hf"]
+SPLIT = "test"
+PARQUET_FILE = f"data/{SPLIT}-00000-of-00001.parquet"
+
+
+@dataclass
+class ExportResult:
+    """What an export wrote."""
+
+    folder: Path
+    items: int
+    files: dict[str, str]
+    """Data file (relative to the folder) to its sha256."""
+    license: str
+
+
+def _build_manifest(run: Path) -> tuple[Path, RunManifest]:
+    folder = run.parent if run.is_file() else run
+    path = folder / "manifest.json"
+    if not path.is_file():
+        raise InputError(run, "not a build run folder (no manifest.json)")
+    manifest = RunManifest.model_validate_json(path.read_text(encoding="utf-8"))
+    if manifest.kind != "build":
+        raise InputError(path, f"a {manifest.kind} run, not a build", field="kind")
+    if manifest.status != "complete":
+        raise InputError(path, "the build did not finish; resume it first", field="status")
+    return folder, manifest
+
+
+def _check_counts(items: list[Item], manifest: RunManifest, folder: Path) -> dict[str, int]:
+    counts = dict(Counter(item.task for item in items))
+    if manifest.tasks and counts != manifest.tasks:
+        raise InputError(
+            folder / "dataset.jsonl",
+            f"items per task {counts} differ from the manifest's {manifest.tasks}",
+        )
+    return manifest.tasks or counts
+
+
+def export_run(run: Path, to: ExportFormat, out: Path, license: str | None = None) -> ExportResult:
+    """Write the build run `run` to the new folder `out` as Parquet or a `datasets` folder."""
+    folder, manifest = _build_manifest(run)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise InputError(out, "already exists; name a new folder")
+    dataset = read_items(folder)
+    counts = _check_counts(dataset.items, manifest, folder)
+    licence = license or str(getattr(manifest, "license", None) or "unknown")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    try:
+        columns = {name: [item_row(i)[name] for i in dataset.items] for name in COLUMNS}
+        if to == "parquet":
+            _write_parquet(columns, staging)
+        else:
+            _write_hf(columns, staging, manifest, licence)
+        files = {
+            p.relative_to(staging).as_posix(): _sha256(p)
+            for p in sorted(staging.rglob("*"))
+            if p.is_file() and p.suffix in (".parquet", ".arrow")
+        }
+        record = {
+            "export": {"format": to, "split": SPLIT, "columns": list(COLUMNS), "files": files},
+            "dataset_sha256": dataset.digest,
+            "build": manifest.model_dump(mode="json"),
+        }
+        (staging / EXPORT_INFO).write_text(
+            json.dumps(record, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
+        )
+        card = dataset_card(manifest, dataset.items, counts, files, dataset.digest, to, licence)
+        (staging / "README.md").write_text(card, encoding="utf-8")
+        if out.exists():
+            out.rmdir()  # empty, checked above
+        os.replace(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return ExportResult(folder=out, items=len(dataset.items), files=files, license=licence)
+
+
+def _write_parquet(columns: dict[str, list[str]], folder: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({name: pa.array(values, pa.string()) for name, values in columns.items()})
+    path = folder / PARQUET_FILE
+    path.parent.mkdir(parents=True)
+    pq.write_table(table, path)
+
+
+def _write_hf(
+    columns: dict[str, list[str]], folder: Path, manifest: RunManifest, licence: str
+) -> None:
+    from datasets import Dataset, DatasetInfo, Features, Split, Value, disable_progress_bars
+
+    disable_progress_bars()
+    info = DatasetInfo(
+        description=f"gramagents {manifest.recipe or ''} build {manifest.run_id}".strip(),
+        license=licence,
+        features=Features({name: Value("string") for name in columns}),
+    )
+    data = Dataset.from_dict(columns, info=info, split=Split.TEST)
+    data.save_to_disk(str(folder))
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    sha = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            sha.update(block)
+    return sha.hexdigest()
+
+
+def _size_category(n: int) -> str:
+    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K")):
+        if n < limit:
+            return name
+    return "100K<n<1M" if n < 1_000_000 else "n>1M"
+
+
+def _front_matter(
+    manifest: RunManifest, items: list[Item], to: ExportFormat, licence: str
+) -> dict[str, Any]:
+    languages = sorted(
+        {str(i.meta["language"]) for i in items if isinstance(i.meta.get("language"), str)}
+    )
+    front: dict[str, Any] = {
+        "license": licence,
+        "pretty_name": f"gramagents {manifest.recipe or 'dataset'} {manifest.run_id}",
+        "tags": ["gramagents", "grammar", "evaluation"],
+        "size_categories": [_size_category(len(items))],
+    }
+    if languages:
+        front["language"] = languages
+    if to == "parquet":
+        front["configs"] = [
+            {
+                "config_name": "default",
+                "data_files": [{"split": SPLIT, "path": f"data/{SPLIT}-*.parquet"}],
+            }
+        ]
+    return front
+
+
+def dataset_card(
+    manifest: RunManifest,
+    items: list[Item],
+    counts: dict[str, int],
+    files: dict[str, str],
+    digest: str,
+    to: ExportFormat,
+    licence: str,
+) -> str:
+    """The folder's README.md: front matter the Hub reads, then what a reader needs to know."""
+    front = yaml.safe_dump(
+        _front_matter(manifest, items, to, licence), allow_unicode=True, sort_keys=False
+    )
+    source = manifest.source or {}
+    lines = [
+        f"---\n{front}---",
+        "",
+        f"# {manifest.recipe or 'gramagents'} benchmark: build {manifest.run_id}",
+        "",
+        f"Built by gramagents with the `{manifest.recipe}` recipe from "
+        f"`{Path(str(source.get('path', '?'))).name}`"
+        + (f" ({source['points']} grammar points)" if "points" in source else "")
+        + f", agents {manifest.agents or 'off'}, seed {manifest.seed}, finished "
+        f"{manifest.finished or manifest.started}. {len(items)} items, one `{SPLIT}` split.",
+        "",
+        "## Items per task",
+        "",
+        "| task | items |",
+        "| --- | ---: |",
+        *(f"| {task} | {n} |" for task, n in counts.items()),
+        f"| total | {sum(counts.values())} |",
+        "",
+        *_stages(manifest),
+        "## Columns",
+        "",
+        "| column | holds |",
+        "| --- | --- |",
+        "| `id` | the item's id, unique in the dataset |",
+        "| `task` | the task (bank) the item belongs to |",
+        "| `template` | the prompt template the item is rendered with (gramagents `prompts/`) |",
+        "| `vars` | JSON object: the template's variables |",
+        "| `answer` | JSON: the gold answer (`null` where there is none) |",
+        "| `meta` | JSON object: grammar point, category, level, language, provenance |",
+        "",
+        "## Hashes (sha256)",
+        "",
+        "| what | sha256 |",
+        "| --- | --- |",
+        *(f"| `{name}` | `{sha}` |" for name, sha in files.items()),
+        f"| `dataset.jsonl` of the build | `{digest}` |",
+        *(f"| {name} | `{sha}` |" for name, sha in manifest.hashes.items() if name != "dataset"),
+        "",
+        "## Licence",
+        "",
+        f"`{licence}`."
+        + (
+            " The items derive from the grammar source; give its licence with "
+            "`gramagents export ... --license ID` before sharing."
+            if licence == "unknown"
+            else ""
+        ),
+        "",
+        "## Use",
+        "",
+        "```bash",
+        "gramagents eval THIS_FOLDER --model SPEC",
+        "```",
+        "",
+        "`gramagents.json` beside this card holds the build's whole manifest.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _stages(manifest: RunManifest) -> list[str]:
+    if not manifest.stages:
+        return []
+    rows = [
+        f"| {stage} | {', '.join(f'{k} {v}' for k, v in outcome.items())} |"
+        for stage, outcome in manifest.stages.items()
+    ]
+    return ["## How the items were made", "", "| stage | counts |", "| --- | --- |", *rows, ""]
