@@ -85,6 +85,7 @@ def test_bad_minimal_pair_files_name_line_and_field(tmp_path, name, text, fmt, l
 
 
 def summed_logprob(tokenizer, model, sentence: str) -> float:
+    """The sentence's log-probability after the BOS token, tokenized as it is given."""
     ids = [tokenizer.bos_token_id, *tokenizer(sentence, add_special_tokens=False).input_ids]
     with torch.inference_mode():
         logits = model(torch.tensor([ids])).logits[0, :-1].float()
@@ -94,15 +95,16 @@ def summed_logprob(tokenizer, model, sentence: str) -> float:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("path", "fmt", "tables", "use_cache"),
+    ("path", "fmt", "tables", "use_cache", "space"),
     [
-        (BLIMP, "blimp", ("UID", "linguistics_term"), True),
+        # BLiMP by default scores each sentence after a space, CLiMP as it is
+        (BLIMP, "blimp", ("UID", "linguistics_term"), True, " "),
         # without the cache the chunks render their own pairs (eval_graph.plan)
-        (CLIMP, "climp", ("phenomenon", "paradigm"), False),
+        (CLIMP, "climp", ("phenomenon", "paradigm"), False, ""),
     ],
 )
 def test_every_decision_matches_a_direct_transformers_computation(
-    tmp_path, path, fmt, tables, use_cache
+    tmp_path, path, fmt, tables, use_cache, space
 ):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -127,8 +129,8 @@ def test_every_decision_matches_a_direct_transformers_computation(
     assert len(responses) == len(items)
     for response in responses:
         pair = items[response["item_id"]].prompt.vars
-        good = summed_logprob(tokenizer, model, pair["good"])
-        bad = summed_logprob(tokenizer, model, pair["bad"])
+        good = summed_logprob(tokenizer, model, space + pair["good"])
+        bad = summed_logprob(tokenizer, model, space + pair["bad"])
         assert response["logprobs"]["good"] == pytest.approx(good, abs=1e-3)
         assert response["logprobs"]["bad"] == pytest.approx(bad, abs=1e-3)
         assert response["extracted"] == ("good" if good > bad else "bad")

@@ -33,6 +33,7 @@ from ..sources.datasets import Dataset, read_dataset
 from ..tasks import TaskSpec
 from ..templates import PromptTemplate, load_prompt
 from ..versions import package_versions
+from .pair_conditioning import pair_conditionings
 from .selection import Selection, select_items
 
 MAX_CHUNKS_IN_FLIGHT = 4
@@ -59,6 +60,9 @@ class EvalOptions:
     command: list[str] = field(default_factory=list)
     judge: str = "smollm2"
     """Model spec of the rubric judge (used only when some task is judged)."""
+    conditioning: str | None = None
+    """How every minimal pair is scored (`spaced` or `bare`); None: as each task's items or
+    the task itself say (pair_conditioning.py)."""
 
 
 @dataclass
@@ -153,7 +157,9 @@ class ChunkRecords:
         writer.written += len(self.responses) + len(self.scores)
 
 
-def _check_resumable(folder: RunFolder, dataset: Dataset) -> RunManifest | None:
+def _check_resumable(
+    folder: RunFolder, dataset: Dataset, conditioning: dict[str, str]
+) -> RunManifest | None:
     previous = folder.read_manifest()
     if previous is None:
         return None
@@ -162,6 +168,13 @@ def _check_resumable(folder: RunFolder, dataset: Dataset) -> RunManifest | None:
     if previous.hashes.get("dataset") != dataset.digest:
         raise RunError(
             f"--run-dir {folder.path}: holds an eval of a different dataset; use a new --run-dir"
+        )
+    changed = [t for t, c in conditioning.items() if previous.conditioning.get(t, c) != c]
+    if changed:
+        before = ", ".join(f"{t} {previous.conditioning[t]}" for t in changed)
+        raise RunError(
+            f"--run-dir {folder.path}: its minimal pairs were scored with another conditioning "
+            f"({before}); use a new --run-dir"
         )
     return previous
 
@@ -190,7 +203,11 @@ def _read(dataset_path: str | Path, options: EvalOptions) -> tuple[Dataset, Sele
         dataset.digest = hashlib.sha256(
             (dataset.digest + file_hash(options.answers)).encode()
         ).hexdigest()
-    return dataset, select_items(dataset, options.limit)
+    selection = select_items(dataset, options.limit)
+    selection.conditioning = pair_conditionings(
+        dataset, selection.items, selection.tasks, selection.pair_tasks, options.conditioning
+    )
+    return dataset, selection
 
 
 async def _open_backends(
@@ -245,6 +262,7 @@ def _eval_manifest(
             **dataset.info,
         },
         tasks=selection.per_task,
+        conditioning=selection.conditioning,
         random_baselines=selection.random_baselines,
         no_gold=selection.no_gold,
         judge={"model": judge.label, "requests_sent": 0, "cache_hits": 0} if judge else None,
@@ -259,7 +277,7 @@ async def _run_eval(
     backends = await _open_backends(options, selection, opened)
     folder = RunFolder.open(options.run_dir, "eval")
     try:
-        previous = _check_resumable(folder, dataset)
+        previous = _check_resumable(folder, dataset, selection.conditioning)
     except GramagentsError:
         folder.discard()
         raise
@@ -312,6 +330,7 @@ async def _run_eval(
                     templates,
                     judge,
                     rubrics,
+                    selection.conditioning,
                 )
     except BaseException as exc:
         failure = exc
@@ -337,6 +356,7 @@ async def _evaluate_model(
     templates: dict[str, PromptTemplate],
     judge: Model | None = None,
     rubrics: dict[str, Any] | None = None,
+    conditioning: dict[str, str] | None = None,
 ) -> None:
     from .eval_graph import EvalContext, eval_graph  # langgraph: imported only when needed
 
@@ -357,6 +377,7 @@ async def _evaluate_model(
                 templates=templates,
                 judge=judge,
                 rubrics=rubrics or {},
+                conditioning=conditioning or {},
             )
             await eval_graph().ainvoke(
                 {"items": pending},

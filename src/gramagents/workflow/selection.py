@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import InputError
 from ..records import Item
@@ -29,6 +29,8 @@ class Selection:
     no_gold: dict[str, int]
     """Per task: items without a gold answer and without a rubric."""
     random_baselines: dict[str, float]
+    conditioning: dict[str, str] = field(default_factory=dict)
+    """Per minimal-pair task, how its sentences are scored (pair_conditioning.py)."""
 
 
 def select_items(dataset: Dataset, limit: int | None) -> Selection:
