@@ -30,12 +30,13 @@ def test_blimp_files_become_pairs_with_their_paradigm():
     }
 
 
-def test_climp_files_pair_consecutive_rows_with_or_without_a_header():
+def test_climp_files_pair_consecutive_rows_in_each_layout():
     dataset = read_dataset(CLIMP, "climp")
     by_file: dict[str, list] = {}
     for item in dataset.items:
         by_file.setdefault(item.meta["source_file"], []).append(item)
     assert len(by_file["ba_construction.csv"]) == 8 and len(by_file["classifier.csv"]) == 6
+    assert len(by_file["anaphor_agreement_gender.csv"]) == 5  # the released `,0,1,2,3` layout
     second = by_file["ba_construction.csv"][1]  # written bad-first in the file
     assert second.prompt.vars == {"good": "他把门关上了。", "bad": "他把门关。"}
     assert by_file["classifier.csv"][0].prompt.vars == {
@@ -72,7 +73,7 @@ def test_climp_files_pair_consecutive_rows_with_or_without_a_header():
             "label",
             "must be 1",
         ),
-        ("r.csv", "A.\nB.\nC.\n", "climp", 3, None, "odd number"),
+        ("r.csv", "A.\nB.\nC.\n", "climp", 3, "sentence", "odd number"),
     ],
 )
 def test_bad_minimal_pair_files_name_line_and_field(tmp_path, name, text, fmt, line, field, words):
@@ -139,6 +140,9 @@ def test_every_decision_matches_a_direct_transformers_computation(
     report = (tmp_path / "run" / "report.md").read_text(encoding="utf-8")
     for key in tables:
         assert f"## Scores by {key}" in report
+    if fmt == "climp":  # how each file was read, the pair order of bare sentences with it
+        layout = "sentences only, a pair on consecutive lines, grammatical first"
+        assert f"| classifier.csv | {layout} | 6 |" in report
 
 
 def test_an_api_model_cannot_score_minimal_pairs(tmp_path):
