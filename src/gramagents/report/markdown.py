@@ -122,7 +122,9 @@ def _conditioning_lines(conditioning: dict[str, str]) -> list[str]:
     from ..models.conditioning import DESCRIPTIONS
 
     tasks = ", ".join(f"{task} `{how}`" for task, how in conditioning.items())
-    used = "; ".join(f"`{how}`: {DESCRIPTIONS[how]}" for how in sorted(set(conditioning.values())))
+    used = "; ".join(
+        f"`{how}`: {DESCRIPTIONS.get(how, 'unknown')}" for how in sorted(set(conditioning.values()))
+    )
     return [f"- minimal pairs scored with conditioning {tasks} ({used})"]
 
 
