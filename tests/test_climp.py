@@ -183,7 +183,7 @@ def unnamed(*rows: tuple[str, str]) -> str:
         (unnamed(("刘洋买了一本杂志", "1"), ("", "0")), 3, "sentence", "empty sentence"),
         (unnamed(("刘洋买了一本杂志", "1")), 2, "sentence", "odd number of sentences (1)"),
         (HEADER, 2, "sentence", "no sentences"),
-        ("index,phenomenon,paradigm,sentence\n0,a,b,刘洋买了一本杂志\n", 1, None, "label"),
+        ("index,phenomenon,paradigm,Sentence\n0,a,b,刘洋买了一本杂志\n", 1, "label", "no label"),
         (
             "sentence,label\r\n刘洋买了一本杂志,1\r\n刘洋买了一匹杂志\r\n",
             3,

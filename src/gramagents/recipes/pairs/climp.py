@@ -105,12 +105,12 @@ def _column_name(header: list[str], column: int) -> str:
         if 0 <= at < len(UNNAMED):
             return UNNAMED[at]
     elif column < len(header) and header[column].strip():
-        return header[column].strip()
+        return header[column].strip().lower()
     return f"column {column + 1}"
 
 
 def _layout(header: list[str]) -> str:
-    cells = [c.strip() for c in header]
+    cells = [c.strip().lower() for c in header]
     if "sentence" in cells:
         return "named"
     if cells in (["", "0", "1", "2", "3"], ["0", "1", "2", "3"]):
@@ -118,11 +118,11 @@ def _layout(header: list[str]) -> str:
     return "sentences"
 
 
-def _label(file: Path, line: int, value: str, column: str) -> int:
+def _label(file: Path, line: int, value: str, where: str = "") -> int:
     if value.strip() not in ("0", "1"):
         raise InputError(
             file,
-            f"must be 1 (grammatical) or 0 (column '{column}'), not '{value.strip()}'",
+            f"must be 1 (grammatical) or 0{where}, not '{value.strip()}'",
             line=line,
             field="label",
         )
@@ -130,9 +130,11 @@ def _label(file: Path, line: int, value: str, column: str) -> int:
 
 
 def _named_rows(file: Path, rows: list[tuple[int, list[str]]]) -> list[Row]:
-    header = [c.strip() for c in rows[0][1]]
+    header = [c.strip().lower() for c in rows[0][1]]
     if "label" not in header:
-        raise InputError(file, "missing column label (the header names sentence)", line=1)
+        raise InputError(
+            file, "missing column (the header names sentence but no label)", line=1, field="label"
+        )
     at = {name: i for i, name in reversed(list(enumerate(header))) if name}
     out: list[Row] = []
     for line, row in rows[1:]:
@@ -140,7 +142,7 @@ def _named_rows(file: Path, rows: list[tuple[int, list[str]]]) -> list[Row]:
         for name in ("sentence", "label"):
             if name not in cells:
                 raise InputError(file, "missing (the row is short)", line=line, field=name)
-        out.append(Row(line, cells["sentence"], _label(file, line, cells["label"], "label"), cells))
+        out.append(Row(line, cells["sentence"], _label(file, line, cells["label"]), cells))
     return out
 
 
@@ -168,7 +170,7 @@ def _unnamed_rows(file: Path, rows: list[tuple[int, list[str]]]) -> list[Row]:
         cells = dict(zip(UNNAMED, (c.strip() for c in row[offset:]), strict=True))
         if offset:
             cells["index"] = row[0].strip()
-        label = _label(file, line, cells["label"], str(UNNAMED.index("label")))
+        label = _label(file, line, cells["label"], f" (column '{UNNAMED.index('label')}')")
         out.append(Row(line, cells["sentence"], label, cells))
     return out
 
