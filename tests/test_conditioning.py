@@ -3,6 +3,8 @@ each scores a pair exactly as lm-evaluation-harness's published task definitions
 
 import asyncio
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -104,6 +106,29 @@ def test_a_bad_or_mixed_conditioning_in_the_items_names_line_and_field(extra, wo
         chosen(items)
     assert (caught.value.line, caught.value.field) == (2, "conditioning")
     assert words in str(caught.value)
+
+
+def test_the_command_line_refuses_an_unknown_conditioning_in_one_line(tmp_path):
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gramagents",
+            "eval",
+            str(BLIMP),
+            "--format",
+            "blimp",
+            "--conditioning",
+            "lm-eval",
+            "--run-dir",
+            str(tmp_path / "run"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert "--conditioning: 'lm-eval' is not one of spaced, bare" in result.stderr
+    assert not (tmp_path / "run").exists()
 
 
 def test_an_unknown_conditioning_option_is_refused_even_without_pairs():

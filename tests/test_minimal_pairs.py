@@ -8,7 +8,7 @@ import sys
 import pytest
 import torch
 
-from gramagents.errors import InputError
+from gramagents.errors import InputError, RunError
 from gramagents.sources.datasets import read_dataset
 from gramagents.workflow.eval import EvalOptions, run_eval
 
@@ -140,6 +140,18 @@ def test_every_decision_matches_a_direct_transformers_computation(
     report = (tmp_path / "run" / "report.md").read_text(encoding="utf-8")
     for key in tables:
         assert f"## Scores by {key}" in report
+    how = "spaced" if space else "bare"
+    assert f"minimal pairs scored with conditioning {fmt.upper()} `{how}`" in report
+    assert result.manifest.conditioning == {fmt.upper(): how}
+    # the run folder holds pairs scored one way: it is not resumed the other way
+    other = "bare" if space else "spaced"
+    with pytest.raises(RunError, match=f"another conditioning \\({fmt.upper()} {how}\\)"):
+        asyncio.run(
+            run_eval(
+                path,
+                EvalOptions(models=[spec], fmt=fmt, run_dir=tmp_path / "run", conditioning=other),
+            )
+        )
     if fmt == "climp":  # how each file was read, the pair order of bare sentences with it
         layout = "sentences only, a pair on consecutive lines, grammatical first"
         assert f"| classifier.csv | {layout} | 6 |" in report
