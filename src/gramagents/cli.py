@@ -155,6 +155,14 @@ def evaluate(
         str,
         typer.Option(help="Model spec of the rubric judge for open-ended tasks (any backend)."),
     ] = "smollm2",
+    conditioning: Annotated[
+        str | None,
+        typer.Option(
+            help="How minimal pairs are scored: spaced (each sentence after a space, as "
+            "lm-eval's BLiMP tasks) or bare (as a text begins). Default: the task's own "
+            "(BLiMP and GEC-PAIR spaced, CLiMP bare).",
+        ),
+    ] = None,
 ) -> None:
     """Evaluate models on a dataset and write per-item records and a report."""
     from .workflow.eval import EvalOptions, run_eval
@@ -170,6 +178,7 @@ def evaluate(
         use_cache=not no_cache,
         command=sys.argv,
         judge=judge,
+        conditioning=conditioning,
     )
     result = _run(run_eval(dataset, options, _progress()))
     counts = result.manifest.counts

@@ -6,7 +6,8 @@ padding. Generation pads on the left and applies the model's chat template when 
 Log-likelihood merges the sequences of a batch into prefix trees, so that a prefix shared by
 several sequences (the start of a minimal pair, the prompt before each option) is computed
 once (`prefix_tree`), and returns the summed and per-token mean log-probability with the
-token count. Prompts longer than the context window are cut in the middle.
+token count; what is scored after what is the request's conditioning (`conditioning`).
+Prompts longer than the context window are cut in the middle.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..records import ChatRequest, Generation, GenParams, Loglikelihood, Loglike
 from ..runtime.batching import MicroBatcher
 from ..runtime.cache import canonical_json
 from .base import Backend, BackendSettings
+from .conditioning import encode, scoring_text
 from .guided import FieldPlan, GuidedDecoder, plan_schema
 from .hf_load import (
     LoadedLM,
@@ -296,23 +298,12 @@ class HFBackend(Backend):
         return await self._score_batcher.submit(requests)
 
     def encode_pair(self, request: LoglikelihoodRequest) -> tuple[list[int], list[int]]:
-        """Context and continuation token ids; an empty context becomes the BOS (or EOS) token.
+        """Context and continuation token ids, as the request's conditioning makes them.
 
-        Trailing whitespace of the context moves to the continuation, so that a word and
-        its leading space are tokenized together.
+        An empty context is the model's prefix token (BOS, or EOS); the rest follows
+        lm-evaluation-harness's encoding (models/conditioning.py).
         """
-        tokenizer = self.lm.tokenizer
-        context, continuation = request.context, request.continuation
-        spaces = len(context) - len(context.rstrip())
-        if spaces:
-            context, continuation = context[:-spaces], context[-spaces:] + continuation
-        if context:
-            context_ids = tokenizer(context, add_special_tokens=False).input_ids
-        else:
-            prefix = tokenizer.bos_token_id
-            context_ids = [prefix if prefix is not None else tokenizer.eos_token_id]
-        continuation_ids = tokenizer(continuation, add_special_tokens=False).input_ids
-        return list(context_ids), list(continuation_ids)
+        return encode(self.lm.tokenizer, scoring_text(request))
 
     def _loglikelihood_sync(self, requests: list[LoglikelihoodRequest]) -> list[Loglikelihood]:
         encoded = [self.encode_pair(r) for r in requests]

@@ -93,6 +93,7 @@ def render_report(
         f"- status: {manifest.status}; {counts.items} answers, {counts.requests_sent} requests "
         f"sent, {counts.cache_hits} cache hits, {counts.invalid} invalid, "
         f"{counts.failed} failed",
+        *_conditioning_lines(manifest.conditioning),
         "",
     ]
     for layout in LAYOUTS.all().values():
@@ -112,6 +113,19 @@ def render_report(
     lines += _breakdowns(manifest, summary, tasks)
     lines.append("")
     return "\n".join(lines)
+
+
+def _conditioning_lines(conditioning: dict[str, str]) -> list[str]:
+    """What the minimal pairs' scores were conditioned on (it changes their decisions)."""
+    if not conditioning:
+        return []
+    from ..models.conditioning import DESCRIPTIONS
+
+    tasks = ", ".join(f"{task} `{how}`" for task, how in conditioning.items())
+    used = "; ".join(
+        f"`{how}`: {DESCRIPTIONS.get(how, 'unknown')}" for how in sorted(set(conditioning.values()))
+    )
+    return [f"- minimal pairs scored with conditioning {tasks} ({used})"]
 
 
 def _task_table(
