@@ -6,6 +6,7 @@ from collections import Counter
 from typing import Any
 
 from ..records import Instance, RunManifest
+from ..sources.duplicates import describe
 from ..workflow.nodes import BuildView
 
 
@@ -19,6 +20,7 @@ def render_build_report(manifest: RunManifest, view: BuildView) -> str:
     source = dict(manifest.source or {})
     files = source.pop("files", [])
     path = source.pop("path", "?")
+    repeated = source.pop("duplicates", None)
     described = ", ".join(f"{v} {k}" for k, v in source.items() if isinstance(v, int | str))
     counts = manifest.counts
     lines = [
@@ -36,6 +38,9 @@ def render_build_report(manifest: RunManifest, view: BuildView) -> str:
         keys = [k for k in files[0] if k != "file"]
         lines += _table(["file", *keys], [[f["file"], *(f.get(k, 0) for k in keys)] for f in files])
         lines.append("")
+    repeats = describe(repeated)
+    if repeats:
+        lines += ["## Duplicates", "", *repeats, ""]
     lines += ["## Banks", ""]
     lines += _table(["task", "items"], [[t, n] for t, n in manifest.tasks.items()])
     if manifest.stages:

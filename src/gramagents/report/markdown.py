@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from ..plugins import Registry
 from ..records import RunManifest
+from ..sources.duplicates import describe
 from .layouts import LAYOUTS, Layout
 from .summary import Summary, Tally
 
@@ -93,6 +94,7 @@ def render_report(
         f"- status: {manifest.status}; {counts.items} answers, {counts.requests_sent} requests "
         f"sent, {counts.cache_hits} cache hits, {counts.invalid} invalid, "
         f"{counts.failed} failed",
+        *(f"- duplicates: {line}" for line in describe(dataset.get("duplicates"))),
         "",
     ]
     for layout in LAYOUTS.all().values():

@@ -47,6 +47,9 @@ class SourceData:
     """What the manifest's `source` says besides the path (e.g. `points`)."""
     failures: list[dict[str, Any]] = field(default_factory=list)
     """Units that could not be read into records, each with a `reason`."""
+    duplicates: list[dict[str, Any]] = field(default_factory=list)
+    """Identical repeats of an id, dropped (`sources.duplicates.RepeatedIds.dropped`); the
+    manifest's `source.duplicates` and the build report say how many and which."""
 
 
 SourceReader = Callable[[Path, ReadOptions], SourceData]
