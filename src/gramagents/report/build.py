@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from ..records import Instance, RunManifest
@@ -13,6 +14,32 @@ from ..workflow.nodes import BuildView
 def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     return lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+
+
+def _files_table(files: list[dict[str, Any]], root: str) -> list[str]:
+    """Per source file, what the reader counted, with a total row; then why lines were refused."""
+    if not files:
+        return []
+    keys = [k for k, v in files[0].items() if k != "file" and not isinstance(v, dict)]
+    rows = [[_relative(f["file"], root), *(f.get(k, 0) for k in keys)] for f in files]
+    total = [
+        sum(f.get(k, 0) for f in files) if isinstance(files[0].get(k), int) else "" for k in keys
+    ]
+    lines = ["## Source files", "", *_table(["file", *keys], [*rows, ["**total**", *total]]), ""]
+    reasons: Counter[str] = Counter()
+    for entry in files:
+        reasons.update(entry.get("reasons") or {})
+    if reasons:
+        lines += ["Why lines were refused (what the rules could not read):", ""]
+        lines += _table(["reason", "lines"], [[r, n] for r, n in reasons.most_common()]) + [""]
+    return lines
+
+
+def _relative(file: str, root: str) -> str:
+    try:
+        return str(Path(file).relative_to(root))
+    except ValueError:
+        return file
 
 
 def render_build_report(manifest: RunManifest, view: BuildView) -> str:
@@ -33,11 +60,7 @@ def render_build_report(manifest: RunManifest, view: BuildView) -> str:
         f"{counts.failed} failures (`failures.jsonl`)",
         "",
     ]
-    if files:
-        lines += ["## Source files", ""]
-        keys = [k for k in files[0] if k != "file"]
-        lines += _table(["file", *keys], [[f["file"], *(f.get(k, 0) for k in keys)] for f in files])
-        lines.append("")
+    lines += _files_table(files, path)
     repeats = describe(repeated)
     if repeats:
         lines += ["## Duplicates", "", *repeats, ""]

@@ -40,7 +40,8 @@ class SourceData:
     """Counts of the reading, recorded in the manifest's `stages` under `stage`."""
     stage: str = "read"
     files: list[dict[str, Any]] = field(default_factory=list)
-    """Per source file: `file`, `read`, `parsed`, `refused` (the build report's table)."""
+    """Per source file: `file`, `read`, `parsed`, `refused` and whatever else the reader counts
+    (the build report's table; a `reasons` mapping, reason -> count, is shown apart)."""
     warnings: list[str] = field(default_factory=list)
     """Problems that did not stop the reading, each naming file, line and field."""
     info: dict[str, Any] = field(default_factory=dict)
