@@ -16,10 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from gramagents.agents.base import AgentContext
 from gramagents.errors import InputError
+from gramagents.models import Model, create_backend
 from gramagents.models.scripted import ScriptedBackend
+from gramagents.recipes.edu.agents import standardize
 from gramagents.recipes.edu.options import OptionError, answer_letters, split_options
 from gramagents.recipes.edu.sources import read_edueval
+from gramagents.records import GenParams
 from gramagents.workflow.build import BuildOptions, run_build
 from gramagents.workflow.eval import EvalOptions, run_eval
 
@@ -185,6 +189,37 @@ def test_repeated_ids_are_dropped_when_identical_and_refused_when_not(tmp_path):
     assert "duplicate id '1' (first on line 1) with different content ('grade' differs)" in str(
         caught.value
     )
+
+
+def test_the_standardizer_may_give_several_letters(tmp_path):
+    line = {
+        "subject": "历史",
+        "ques_content": "下列哪些是唐朝的诗人？李白、杜甫、苏轼",
+        "ques_answer": "AB",
+    }
+    poets = {"A": "李白", "B": "杜甫", "C": "苏轼"}
+    answer = {"question": "下列哪些是唐朝的诗人？", "options": poets, "answer": "A、B"}
+    ScriptedBackend.register("two-letters", lambda request: json.dumps(answer, ensure_ascii=False))
+    [unparsed] = read_edueval(_layout(tmp_path, line)).unparsed
+    assert unparsed.reason == "options could not be split out of ques_content"
+    context = AgentContext(
+        model=Model(create_backend("scripted:two-letters")),
+        prompt="edu/standardize.md",
+        params=GenParams(),
+        max_reasks=0,
+    )
+    result = asyncio.run(standardize({"record": unparsed}, context))
+    [item] = result.records
+    assert (result.outcome, item.shape, item.answer) == ("fixed", "mc_multi", "AB")
+    assert item.options == poets
+
+
+def _layout(root: Path, *lines: dict) -> Path:
+    (root / "Memory").mkdir()
+    (root / "Memory" / "Junior_Knowledge_Recall.jsonl").write_text(
+        "".join(_line(x) for x in lines), encoding="utf-8"
+    )
+    return root
 
 
 @pytest.fixture(scope="module")

@@ -268,8 +268,11 @@ def _standardize(
     )
 
 
-def from_agent(entry: Unparsed, value: dict[str, Any]) -> EduItem:
-    """An item the standardization agent made of an unparsed line (provenance says so)."""
+def from_agent(entry: Unparsed, value: dict[str, Any], letters: list[str]) -> EduItem:
+    """An item the standardization agent made of an unparsed line (provenance says so).
+
+    `letters` are the answer's option letters: several make a multiple-answer item.
+    """
     raw = json.loads(entry.text) if entry.text.strip().startswith("{") else {}
     options = {str(k).strip().upper(): str(v).strip() for k, v in value["options"].items()}
     _, subject = pick(raw, SUBJECT)
@@ -282,11 +285,11 @@ def from_agent(entry: Unparsed, value: dict[str, Any]) -> EduItem:
         grade=grade_of(Path(entry.path).stem),
         prompt=value["question"].strip(),
         options=options,
-        answer=value["answer"].strip().upper(),
+        answer="".join(letters),
         explanation=value.get("explanation") or None,
         difficulty=DIFFICULTY.get(str(label).strip()) if label is not None else None,
         metric="accuracy",
-        shape="mc",
+        shape="mc" if len(letters) == 1 else "mc_multi",
         source=f"{entry.path}:{entry.line}",
         raw=raw,
         provenance=[f"standardization agent (rules: {entry.reason})"],
