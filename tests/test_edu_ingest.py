@@ -1,12 +1,13 @@
 """EduEval ingestion keeps every well-formed item, in the ways real exam files write them.
 
 `tests/data/edueval/` is a layout in the release's shape (English level folders, task files
-named like the release's, one with a space), written for the project: 75 items of K-12 Chinese
+named like the release's, one with a space), written for the project: 83 items of K-12 Chinese
 and English exams whose options come on one line, one per line, after `选项：`, as a list
-literal (the release's Ethics files), as numbered-statement combinations, in a field of their
-own, and answers as a letter, a list, several letters or an option's text; 7 are broken on
-purpose. `tests/data/edueval_expected.json` says, per `file:line`, the stem, options, gold and
-shape the rules must find, or the reason a broken line is refused.
+literal (the release's Ethics files), as numbered-statement combinations, as table rows, in
+two columns, as true-or-false words, in a field of their own, and answers as a letter, a list,
+several letters or an option's text; 7 are broken on purpose.
+`tests/data/edueval_expected.json` says, per `file:line`, the stem, options, gold and shape the
+rules must find, or the reason a broken line is refused.
 """
 
 import asyncio
@@ -94,7 +95,14 @@ def test_every_well_formed_item_is_read_with_its_stem_options_and_gold():
         ("题 A、甲；B、乙；", "题", {"A": "甲", "B": "乙"}),
         ("a = ['x', 'y']，输出（ ）\nA. x B. ['x', 'y']", "a = ['x', 'y']，输出（ ）",
          {"A": "x", "B": "['x', 'y']"}),
-        ("分成(A)、(B)两组", "分成", {"A": "、", "B": "两组"}),
+        ("Is it a ___?\nA.milkB.breadC.tea", "Is it a ___?",
+         {"A": "milk", "B": "bread", "C": "tea"}),
+        ("快的是\nA.$$v({A)}=1$$\nB.$$v({B)}=2$$", "快的是",
+         {"A": "$$v({A)}=1$$", "B": "$$v({B)}=2$$"}),
+        ("谁？ A．甲 C．丙\n(B) 乙 (D) 丁", "谁？", {"A": "甲", "B": "乙", "C": "丙", "D": "丁"}),
+        ("哪队？ A 山南 B 江南", "哪队？", {"A": "山南", "B": "江南"}),
+        ("判断对错(A/B)：0是自然数。", "判断对错(A/B)：0是自然数。", {"A": "对", "B": "错"}),
+        ("表\nA\n甲\nB\n乙\n选项: A. A B. B", "表", {"A": "甲", "B": "乙"}),
         ("没有选项（  ）。", "没有选项（  ）。", {}),
     ],
 )  # fmt: skip
@@ -107,6 +115,7 @@ def test_option_rules(text, stem, options):
     [
         ("图中是（ ）A. B. C. D.", "option A has no text"),
         ("题\n['A.甲', 'A.乙']", "option 2 is lettered A, expected B"),
+        ("分成(A)、(B)两组", "option A has no text"),
     ],
 )
 def test_options_that_cannot_be_recovered_say_why(text, words):
@@ -262,7 +271,7 @@ def test_agents_off_build_keeps_every_well_formed_item_and_reports_each_file(bui
     report = (run / "report.md").read_text(encoding="utf-8")
     assert "| file | level | read | parsed | refused | duplicates |" in report
     assert "| Ethics/Junior_Ethics Scenario.jsonl | ethics | 6 | 5 | 1 | 0 |" in report
-    assert "| **total** |  | 75 | 68 | 7 | 0 |" in report
+    assert "| **total** |  | 83 | 76 | 7 | 0 |" in report
     assert "| options: option A has no text (a picture, or a lost line?) | 2 |" in report
 
 

@@ -72,11 +72,11 @@ def shape_of(record: dict[str, Any], file_stem: str) -> str | None:
     _, answer = pick(record, ANSWER)
     if pick(record, OPTIONS)[1] is not None or _letters_only(answer):
         return "mc"  # one letter or several (a multiple-answer item)
+    text_shape = next((s for pattern, s in _TEXT_TASKS if pattern.search(file_stem)), None)
     try:
         _, options = split_options(str(content))
     except OptionError:
-        return "mc"  # options are there but cannot be read: refused with the reason
-    text_shape = next((s for pattern, s in _TEXT_TASKS if pattern.search(file_stem)), None)
+        return text_shape or "mc"  # options there but unreadable: refused with the reason
     if options and (text_shape is None or _answers_an_option(answer, options)):
         return "mc"  # an option's text given as the answer, or one no rule reads: refused
     return text_shape or "reading"

@@ -8,11 +8,15 @@ Options are found, in this order:
    release's Ethics files leave it off the last one) and then take their place's letter. A list
    whose quotes do not parse (an apostrophe inside an element, a missing `]`) is cut at its
    `', '` separators;
-3. the text after the last `选项：`/`选项:` (numbered statements ①②③④ before it stay in the stem);
+3. the text after the last `选项：`/`选项:` (numbered statements ①②③④ before it stay in the
+   stem); when it only says `A. A B. B …`, the lettered groups or table rows before it;
 4. lettered options in the text, on one line or one per line, with or without a space after
-   the letter: `A.` `A．` `A、` `A:` `A：` `A)` `(A)` `（A）`. Letters must run A, B, C, …; when
-   the stem has letters of its own (`A、B两地`, `∠A：∠B`), the run that starts at the last
-   `A` is taken among the longest.
+   the letter: `A.` `A．` `A、` `A:` `A：` `A)` `(A)` `（A）` `(A)、`, also run together
+   (`A.milkB.bread`). Letters run A, B, C, …, or appear once each in two columns (`A… C…`
+   over `B… D…`); `_ordered` says which run is taken when the stem has letters of its own
+   (`A、B两地`, `∠A：∠B`, `U.S.A.`);
+5. letters alone on their lines (a table's rows), then a letter and a space (`A 山南`);
+6. the two words a true-or-false item's instruction names (`A/B(对/错)`, `正确的选A，错误的选B`).
 
 An answer may be a letter (`"C"`, `"c"`, `"（C）"`, `"答案：C"`), a list (`["C"]`), several
 letters (`"BD"`, `"B,D"`, `["A", "E"]`: a multiple-answer item), or an option's text instead
@@ -29,21 +33,33 @@ from typing import Any
 
 LETTERS = "ABCDEFGH"
 _MARK = re.compile(
-    r"(?:[(（]\s*([A-H])\s*[)）]"  # (A) （A）
-    r"|(?<![A-Za-z(（])([A-H])\s*[.:)]"  # A. A: A) - not after a letter (U.S.A., TAB.)
-    r"|(?<![(（])([A-H])\s*[．、：）])"  # A． A、 A： A） - also after one (2πrC．πd)
+    r"(?:[(（]\s*([A-H])\s*[)）][.．、:：]?"  # (A) （A） (A)、
+    r"|(?<![(（])([A-H])\s*[.．、:：)）])"  # A. A． A、 A: A： A) A） - also `milkB.bread`
     r"[ \t\u3000]*"
 )
-_WEAK = re.compile(r"[.．'\"0-9]")
-"""What precedes a letter that is more likely part of an abbreviation than an option mark."""
-_PREFIX = re.compile(r"^\s*(?:[(（]\s*([A-H])\s*[)）]|([A-H])\s*[.．、:：)）])\s*")
+_ANY_MARK = re.compile(_MARK.pattern + r"|(?:(?<=[\s\u3000])|^)([A-H])[ \t\u3000]+(?=[^\sA-Za-z])")
+"""Marks with punctuation, or a letter and a space before a word that is not Latin (`A 山南`)."""
+_WEAK = re.compile(r"[.．'\"0-9A-Za-z]")
+"""What precedes a letter that may be part of a word or abbreviation (`U.S.A.`, `D.C.`,
+`DNA.`) as well as an option mark (`A.milkB.bread`, `A.9B.24`): such a mark counts less."""
+_PREFIX = re.compile(r"^\s*(?:[(（]\s*([A-H])\s*[)）][.．、:：]?|([A-H])\s*[.．、:：)）])\s*")
 _MARKER_WORD = re.compile(r"选项\s*[:：]")
 _MARKER_END = re.compile(r"选项\s*[:：]\s*$")
+_ROW = re.compile(r"^[ \t]*([A-H])[ \t]*$", re.MULTILINE)
+_YES, _NO = r"(?P<yes>对|正确|√|T|True)", r"(?P<no>错|错误|×|F|False)"
+_TRUE_FALSE = [  # (pattern, which word is A)
+    (re.compile(rf"A\s*/\s*B\s*[（(]\s*{_YES}\s*/\s*{_NO}\s*[)）]"), "yes-first"),
+    (re.compile(rf"{_YES}\s*(?:/|或|、)?\s*{_NO}\s*[（(]\s*A\s*/\s*B\s*[)）]"), "yes-first"),
+    (re.compile(rf"[（(]\s*A\s*/\s*B\s*{_YES}\s*/\s*{_NO}\s*[)）]"), "yes-first"),
+    (re.compile(rf"{_YES}的?(?:选|写|填)\s*A\s*[，,；;]\s*{_NO}的?(?:选|写|填)\s*B"), "yes-first"),
+    (re.compile(rf"{_YES}的?(?:选|写|填)\s*B\s*[，,；;]\s*{_NO}的?(?:选|写|填)\s*A"), "no-first"),
+]
 _LIST_START = re.compile(r"\[\s*['\"]")
 _MARK_BEFORE = re.compile(r"(?:[(（]\s*[A-H]\s*[)）]|[A-H]\s*[.．、:：)）])[ \t\u3000]*$")
 _LIST_SPLIT = re.compile(r"(?<=['\"])\s*,\s*(?=['\"])")
-_NOISE = re.compile(r"<br\s*/?>|\\n|\\r", re.IGNORECASE)
-_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+_ESCAPED = re.compile(r"\\n(?![a-z])")
+"""A line break written as `\\n` inside a list element (not LaTeX's `\\nu`, `\\neq`, ...)."""
+_EDGE_BREAKS = re.compile(r"^(?:\s|<[bB][rR]\s*/?>|\\n(?![a-z]))+|(?:\s|<[bB][rR]\s*/?>)+$")
 _TRAILING = "；;，, \t\n\u3000"
 _WRAPPING = re.compile(
     r"^(?:(?:正确)?答案|选项|(?i:answer|key))\s*(?:是|为|应为|:|：|(?i:is))?\s*|[\s。.]+$"
@@ -57,7 +73,7 @@ class OptionError(ValueError):
 
 
 def _clean(text: str) -> str:
-    return _NOISE.sub("\n", text).strip().rstrip(_TRAILING).strip()
+    return text.strip().rstrip(_TRAILING).strip()
 
 
 def split_options(text: str) -> tuple[str, dict[str, str]]:
@@ -74,53 +90,150 @@ def split_options(text: str) -> tuple[str, dict[str, str]]:
     if marker:
         after = text[marker[-1].end() :]
         found = _marked(after)
-        if found:
+        if found and any(v != k for k, v in found.items()):
             return _stem(text[: marker[-1].start()]), found
+        if found:  # `选项: A. A B. B …`: the lettered groups before it are the options
+            text = text[: marker[-1].start()]
     run = _run(text)
-    if not run:
-        return _stem(text), {}
-    return _stem(text[: run[0].start()]), _texts(text, run)
+    if run:
+        return _stem(text[: run[0].start()]), _texts(text, run)
+    rows = _rows(text)
+    if rows:
+        return _stem(text[: rows[0].start()]), _texts(text, rows)
+    return _stem(text), _true_false(text)
+
+
+def _rows(text: str) -> list[re.Match[str]]:
+    """Letters alone on their lines, A, B, C, … in order: the rows of a table of options."""
+    rows: list[re.Match[str]] = []
+    for mark in _ROW.finditer(text):
+        if mark.group(1) == LETTERS[len(rows)]:
+            rows.append(mark)
+            if len(rows) == len(LETTERS):
+                break
+    return rows if len(rows) >= 2 else []
+
+
+def _true_false(text: str) -> dict[str, str]:
+    """The two options a true-or-false item names in its instruction (`A/B(对/错)`)."""
+    for pattern, order in _TRUE_FALSE:
+        found = pattern.search(text)
+        if found:
+            words = [found.group("yes"), found.group("no")]
+            return dict(zip("AB", words if order == "yes-first" else words[::-1], strict=True))
+    return {}
 
 
 def _stem(text: str) -> str:
-    """The stem, with `<br>` as a line break and no `选项：` left dangling at its end."""
-    return _MARKER_END.sub("", _BREAK.sub("\n", text).strip()).strip()
+    """The stem, without `<br>` at its edges or `选项：` left dangling at its end."""
+    return _MARKER_END.sub("", _EDGE_BREAKS.sub("", text)).strip()
 
 
-def _run(text: str) -> list[re.Match[str]]:
-    """The marks of the best A, B, C, … run.
+def _run(text: str, anchored: bool = False) -> list[re.Match[str]]:
+    """The marks of the options in `text` (none if fewer than two), in the order written.
 
-    The longest; then the one with the most marks after a space, a line break or a Chinese
-    character (not `D.C.` or `U.S.A.`); then the one that starts last (letters in the stem
-    come before the options).
+    Marks with punctuation first (`A.` `(A)` ...); only when they give no run, letters
+    followed by a space too (`A 山南 B 江南`). See `_ordered` for the choice among runs;
+    letters that all appear once but out of order (two columns, `A… C…` over `B… D…`) are
+    taken when they give more options than the ordered run. `anchored`: the options must
+    start the text (after `选项：`).
     """
-    marks = list(_MARK.finditer(text))
-    best: list[tuple[int, int, int] | None] = [None] * len(marks)
-    back: list[int] = [-1] * len(marks)
-    for i, mark in enumerate(marks):
-        place = LETTERS.index(_letter(mark))
-        strong = int(mark.start() == 0 or not _WEAK.match(text[mark.start() - 1]))
-        if place == 0:
-            best[i] = (1, strong, mark.start())
+    for pattern in (_MARK, _ANY_MARK):
+        marks = list(pattern.finditer(text))
+        run = _ordered(text, marks)
+        shuffled = _shuffled(text, marks, anchored)
+        if len(shuffled) > len(run):
+            run = shuffled
+        if anchored and run and text[: run[0].start()].strip():
+            run = []
+        if run:
+            return run
+    return []
+
+
+def _shuffled(text: str, marks: list[re.Match[str]], anchored: bool) -> list[re.Match[str]]:
+    """The last marks, from an `A` (or the first mark), if their letters are A, B, C, … once.
+
+    Each must follow a space, a line break or a Chinese character, and have text after it.
+    """
+    for first in range(len(marks)):
+        if first and anchored:
+            break
+        if not anchored and _letter(marks[first]) != "A":
             continue
-        for j in range(i):
-            found = best[j]
-            if found is None or _letter(marks[j]) != LETTERS[place - 1]:
+        tail = marks[first:]
+        if len(tail) >= 3 and sorted(_letter(m) for m in tail) == list(LETTERS[: len(tail)]):
+            return tail if all(_strong(text, m) for m in tail) and _filled(text, tail) else []
+    return []
+
+
+def _filled(text: str, run: list[re.Match[str]]) -> bool:
+    """True when every option of `run` has some text."""
+    ends = [m.start() for m in run[1:]] + [len(text)]
+    return all(_clean(text[m.end() : end]) for m, end in zip(run, ends, strict=True))
+
+
+def _ordered(text: str, marks: list[re.Match[str]]) -> list[re.Match[str]]:
+    """The best A, B, C, … run among `marks`.
+
+    One whose options all have text; the longest; then the one whose marks are most written
+    alike (`A．` `B．` `C．`, not a stem's `A、B两地` before them); then the one whose marks most
+    start lines or follow a space or a Chinese character (not `D.C.`, `U.S.A.`, `{A)}` in a
+    formula); then the one that starts last (letters in the stem come before the options).
+    """
+    best: tuple[tuple[int, ...], list[int]] | None = None
+    for first, start in enumerate(marks):
+        if _letter(start) != "A":
+            continue
+        found = _chain(text, marks, first)
+        if found is None:
+            continue
+        filled = int(_filled(text, [marks[k] for k in found[1]]))
+        scored = ((filled, *found[0]), found[1])  # a run with an empty option only as a last resort
+        if best is None or scored[0] > best[0]:
+            best = scored
+    return [marks[k] for k in best[1]] if best is not None and best[0][1] >= 2 else []
+
+
+def _chain(
+    text: str, marks: list[re.Match[str]], first: int
+) -> tuple[tuple[int, int, int, int], list[int]] | None:
+    """The best run from the `A` mark `first` (dynamic programming over the later marks)."""
+    style = _style(marks[first])
+    score: dict[int, tuple[int, int, int]] = {first: (1, 1, _strength(text, marks[first]))}
+    back: dict[int, int] = {}
+    for i in range(first + 1, len(marks)):
+        place = LETTERS.index(_letter(marks[i]))
+        for j, found in list(score.items()):
+            if LETTERS.index(_letter(marks[j])) != place - 1 or marks[j].end() > marks[i].start():
                 continue
-            if marks[j].end() > mark.start():
-                continue
-            score = (found[0] + 1, found[1] + strong, found[2])
-            if best[i] is None or score > best[i]:  # type: ignore[operator]
-                best[i], back[i] = score, j
-    ends = [i for i, score in enumerate(best) if score is not None and score[0] >= 2]
-    if not ends:
-        return []
-    i = max(ends, key=lambda k: best[k])  # type: ignore[arg-type, return-value]
-    run = []
-    while i >= 0:
-        run.append(marks[i])
-        i = back[i]
-    return run[::-1]
+            same = int(_style(marks[i]) == style)
+            candidate = (found[0] + 1, found[1] + same, found[2] + _strength(text, marks[i]))
+            if i not in score or candidate > score[i]:
+                score[i], back[i] = candidate, j
+    end = max(score, key=lambda k: score[k])
+    run = [end]
+    while run[-1] in back:
+        run.append(back[run[-1]])
+    return (*score[end], marks[first].start()), run[::-1]
+
+
+def _strength(text: str, mark: re.Match[str]) -> int:
+    """How surely a mark is one: 2 at a line's start, 1 after a space or a Chinese character.
+
+    0 after a letter, a digit, a dot or a quote (`U.S.A.`, `A.9B.24`).
+    """
+    if mark.start() == 0 or text[mark.start() - 1] == "\n":
+        return 2
+    return int(not _WEAK.match(text[mark.start() - 1]))
+
+
+def _strong(text: str, mark: re.Match[str]) -> bool:
+    return _strength(text, mark) > 0
+
+
+def _style(mark: re.Match[str]) -> str:
+    return re.sub(r"[A-H\s]", "", mark.group(0))
 
 
 def _letter(match: re.Match[str]) -> str:
@@ -132,6 +245,7 @@ def _texts(text: str, run: list[re.Match[str]]) -> dict[str, str]:
     for k, mark in enumerate(run):
         end = run[k + 1].start() if k + 1 < len(run) else len(text)
         options[_letter(mark)] = _clean(text[mark.end() : end])
+    options = {k: options[k] for k in sorted(options)}
     empty = [k for k, v in options.items() if not v]
     if empty:
         raise OptionError(f"option {empty[0]} has no text (a picture, or a lost line?)")
@@ -142,8 +256,8 @@ def _marked(text: str) -> dict[str, str]:
     listed = _list_literal(text)
     if listed is not None:
         return lettered(listed[1])
-    run = _run(text)
-    return _texts(text, run) if run and not text[: run[0].start()].strip() else {}
+    run = _run(text, anchored=True)
+    return _texts(text, run) if run else {}
 
 
 def _list_literal(text: str) -> tuple[str, list[str]] | None:
@@ -196,14 +310,14 @@ def lettered(elements: list[str]) -> dict[str, str]:
     options = {}
     for place, element in enumerate(elements):
         letter = LETTERS[place]
-        cleaned = _NOISE.sub("\n", str(element)).strip()
+        cleaned = _EDGE_BREAKS.sub("", str(element))
         prefix = _PREFIX.match(cleaned)
         if prefix is not None:
             given = prefix.group(1) or prefix.group(2)
             if given != letter:
                 raise OptionError(f"option {place + 1} is lettered {given}, expected {letter}")
             cleaned = cleaned[prefix.end() :]
-        text = _clean(cleaned)
+        text = _clean(_ESCAPED.sub("\n", cleaned))
         if not text:
             raise OptionError(f"option {letter} has no text (a picture, or a lost line?)")
         options[letter] = text
