@@ -9,7 +9,8 @@ Options are found, in this order:
    whose quotes do not parse (an apostrophe inside an element, a missing `]`) is cut at its
    `', '` separators;
 3. the text after the last `选项：`/`选项:` (numbered statements ①②③④ before it stay in the
-   stem); when it only says `A. A B. B …`, the lettered groups or table rows before it;
+   stem); when it only names letters (`A. A B. D …`), the lettered groups or table rows
+   before it, each option taking the group it names;
 4. lettered options in the text, on one line or one per line, with or without a space after
    the letter: `A.` `A．` `A、` `A:` `A：` `A)` `(A)` `（A）` `(A)、`, also run together
    (`A.milkB.bread`). Letters run A, B, C, …, or appear once each in two columns (`A… C…`
@@ -88,12 +89,19 @@ def split_options(text: str) -> tuple[str, dict[str, str]]:
         return _stem(stem), lettered(elements)
     marker = list(_MARKER_WORD.finditer(text))
     if marker:
-        after = text[marker[-1].end() :]
-        found = _marked(after)
-        if found and any(v != k for k, v in found.items()):
-            return _stem(text[: marker[-1].start()]), found
-        if found:  # `选项: A. A B. B …`: the lettered groups before it are the options
-            text = text[: marker[-1].start()]
+        found = _marked(text[marker[-1].end() :])
+        before = text[: marker[-1].start()]
+        if found and not all(v in LETTERS for v in found.values()):
+            return _stem(before), found
+        if found:  # `选项: A. A B. D …`: each option names one of the lettered groups before
+            stem, groups = _lettered_text(before)
+            if set(found.values()) <= set(groups):
+                return stem, {k: groups[v] for k, v in found.items()}
+    return _lettered_text(text)
+
+
+def _lettered_text(text: str) -> tuple[str, dict[str, str]]:
+    """Stem and options of text with lettered options, table rows or true-or-false words."""
     run = _run(text)
     if run:
         return _stem(text[: run[0].start()]), _texts(text, run)
