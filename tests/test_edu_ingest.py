@@ -104,6 +104,7 @@ def test_every_well_formed_item_is_read_with_its_stem_options_and_gold():
         ("判断对错(A/B)：0是自然数。", "判断对错(A/B)：0是自然数。", {"A": "对", "B": "错"}),
         ("表\nA\n甲\nB\n乙\n选项: A. A B. B", "表", {"A": "甲", "B": "乙"}),
         ("组\nA. 甲\nB. 乙\n选项: A. B B. A", "组", {"A": "乙", "B": "甲"}),
+        ("表格丢了\n选项: A. A B. B", "表格丢了", {}),  # the groups it names are lost
         ("没有选项（  ）。", "没有选项（  ）。", {}),
     ],
 )  # fmt: skip

@@ -97,6 +97,7 @@ def split_options(text: str) -> tuple[str, dict[str, str]]:
             stem, groups = _lettered_text(before)
             if set(found.values()) <= set(groups):
                 return stem, {k: groups[v] for k, v in found.items()}
+            return stem, {}  # the groups it names are not there
     return _lettered_text(text)
 
 
