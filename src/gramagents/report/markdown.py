@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from ..plugins import Registry
 from ..records import RunManifest
+from ..sources.duplicates import describe
 from .layouts import LAYOUTS, Layout
 from .summary import Summary, Tally
 
@@ -94,6 +95,7 @@ def render_report(
         f"sent, {counts.cache_hits} cache hits, {counts.invalid} invalid, "
         f"{counts.failed} failed",
         *_conditioning_lines(manifest.conditioning),
+        *(f"- duplicates: {line}" for line in describe(dataset.get("duplicates"))),
         "",
     ]
     for layout in LAYOUTS.all().values():

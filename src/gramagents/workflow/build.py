@@ -28,7 +28,7 @@ from ..runtime.embeddings import Embedder
 from ..runtime.paths import default_cache_path
 from ..runtime.retry import RetryPolicy
 from ..runtime.rundir import RunFolder, iter_jsonl, now_iso, write_atomic, write_jsonl_atomic
-from ..sources import SOURCES, ReadOptions, SourceData
+from ..sources import SOURCES, ReadOptions, SourceData, duplicates
 from ..tasks.registry import BuildResources, get_builder
 from ..versions import package_versions
 from .build_graph import AgentStage, BuildContext, FilterStage, Stage, build_graph
@@ -236,6 +236,7 @@ def _new_manifest(
     described: dict[str, Any] = {"path": str(options.source), **source.info}
     if source.files:
         described["files"] = source.files
+    described["duplicates"] = duplicates.summary(source.duplicates)
     return RunManifest(
         run_id=folder.run_id,
         kind="build",

@@ -30,6 +30,7 @@ from ..runtime.retry import RetryPolicy
 from ..runtime.rundir import RunFolder, iter_jsonl, now_iso, repair_jsonl
 from ..sources.answers import apply_answer_file
 from ..sources.datasets import Dataset, read_dataset
+from ..sources.duplicates import summary
 from ..tasks import TaskSpec
 from ..templates import PromptTemplate, load_prompt
 from ..versions import package_versions
@@ -199,7 +200,7 @@ async def run_eval(
 def _read(dataset_path: str | Path, options: EvalOptions) -> tuple[Dataset, Selection]:
     dataset = read_dataset(dataset_path, options.fmt)
     if options.answers is not None:
-        apply_answer_file(dataset.items, options.answers)
+        dataset.duplicates += apply_answer_file(dataset.items, options.answers)
         dataset.digest = hashlib.sha256(
             (dataset.digest + file_hash(options.answers)).encode()
         ).hexdigest()
@@ -260,6 +261,7 @@ def _eval_manifest(
             "format": options.fmt,
             "items": len(selection.items),
             **dataset.info,
+            "duplicates": summary(dataset.duplicates),
         },
         tasks=selection.per_task,
         conditioning=selection.conditioning,
