@@ -59,6 +59,8 @@ class EvalOptions:
     command: list[str] = field(default_factory=list)
     judge: str = "smollm2"
     """Model spec of the rubric judge (used only when some task is judged)."""
+    view: bool = True
+    """Write the run viewer (`report.html` and `view/`) when the run ends."""
 
 
 @dataclass
@@ -393,7 +395,7 @@ async def _run_eval(
         if isinstance(failure, GramagentsError) and folder.created and writer.written == 0:
             folder.discard()  # nothing was recorded: leave no folder behind
         else:
-            _finish(folder, manifest, models, items, resumed, writer, judge)
+            _finish(folder, manifest, models, items, resumed, writer, judge, options.view)
             folder.close()
         cache.close()
     return EvalResult(folder=folder, manifest=manifest)
@@ -459,6 +461,7 @@ def _finish(
     resumed: int,
     writer: RecordWriter,
     judge: Model | None = None,
+    view: bool = True,
 ) -> None:
     labels = {m.label for m in models}
     in_scope = len(labels) * len(items)
@@ -489,5 +492,9 @@ def _finish(
         }
     manifest.status = "complete" if done == in_scope else "partial"
     manifest.finished = now_iso()
-    write_eval_report(folder, manifest, writer.summary.summary())
+    summary = write_eval_report(folder, manifest, writer.summary.summary())
     folder.write_manifest(manifest)
+    if view:
+        from ..report.view import write_view
+
+        write_view([folder.path], summary=summary)
