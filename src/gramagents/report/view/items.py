@@ -31,7 +31,7 @@ OUTCOMES = {
     "i": "invalid",
     "s": "scored",
     "u": "no gold",
-    "f": "failed",
+    "f": "failed or not scored",
     "-": "not answered",
 }
 """Outcome codes of a model's answer to an item, as the page filters them."""
@@ -104,9 +104,8 @@ def snippet(item: Item) -> str:
 def outcome(records: dict[int, dict[str, Any]], headline: str | None) -> str:
     """The outcome code (see `OUTCOMES`) of one model's records of one item."""
     score = records.get(SCORE)
-    if score is None:
-        response = records.get(RESPONSE)
-        return "f" if FAILURE in records or (response and response.get("error")) else "-"
+    if score is None:  # failed, or answered but not scored yet: asked again on resume
+        return "f" if FAILURE in records or RESPONSE in records else "-"
     scores = score.get("scores") or {}
     if score.get("invalid"):
         return "i"

@@ -183,7 +183,7 @@
       const head = [];
       if (this.source.note) head.push(el("p", { class: "lead" }, this.source.note));
       if (index.problem) head.push(el("p", { class: "warn" }, "Prompts are not shown: " + index.problem));
-      this.root.replaceChildren(...head, bar, el("div", { class: "split-view" }, el("div", { class: "list-pane" }, this.list, this.pager), this.detail));
+      this.root.replaceChildren(...head, bar, el("div", { class: "split-view" + (this.items ? "" : " records") }, el("div", { class: "list-pane" }, this.list, this.pager), this.detail));
     }
 
     present(code) {
@@ -260,7 +260,7 @@
     itemRow(i, row) {
       const [id, snippet, gold, extracted] = row;
       const task = this.index.facets[0];
-      const cells = [el("td", { class: "num muted" }, String(i + 1)), el("td", { class: "id" }, id), el("td", {}, task.values[task.rows[i]] || ""), el("td", { class: "snippet" }, snippet), el("td", { class: "gold" }, gold)];
+      const cells = [el("td", { class: "num muted" }, String(i + 1)), el("td", { class: "id" }, id), el("td", {}, task.values[task.rows[i]] || ""), el("td", { class: "snippet" }, el("div", { class: "clamp" }, snippet)), el("td", { class: "gold" }, gold)];
       (this.index.models || []).forEach((_, m) => {
         const code = this.index.flags["m" + m][i];
         cells.push(el("td", { class: "answer " + OUTCOME_CLASS[code], title: this.index.outcomes[code] }, extracted[m] || (code === "i" ? "invalid" : code === "f" ? "failed" : "")));
@@ -269,7 +269,7 @@
     }
 
     recordRow(i, row) {
-      return el("tr", {}, el("td", { class: "num muted" }, String(i + 1)), row.map((v) => el("td", {}, v)));
+      return el("tr", {}, el("td", { class: "num muted" }, String(i + 1)), row.map((v) => el("td", {}, el("div", { class: "clamp" }, v))));
     }
 
     paging() {
@@ -396,10 +396,12 @@
   }
 
   function recordDetail(record) {
-    const checks = record.provenance && record.provenance.checks;
+    const provenance = record.provenance || {};
     const parts = [el("h3", { class: "id" }, show(record.id || record.instance_id || record.instance || record.stage || "record"))];
     parts.push(kv(Object.entries(record).filter(([k, v]) => typeof v !== "object" || v === null).map(([k, v]) => [k, v])));
-    if (checks && checks.length) parts.push(el("h4", {}, "Verdicts"), checksView(checks));
+    if (provenance.agent) parts.push(kv([["agent", provenance.agent], ["model", provenance.model]]));
+    if (provenance.checks && provenance.checks.length) parts.push(el("h4", {}, "Verdicts"), checksView(provenance.checks));
+    if (provenance.notes && provenance.notes.length) parts.push(el("h4", {}, "Notes"), el("ul", { class: "notes" }, provenance.notes.map((n) => el("li", {}, n))));
     const nested = Object.entries(record).filter(([, v]) => v && typeof v === "object");
     for (const [k, v] of nested) parts.push(el("details", { open: k === "provenance" ? false : true }, el("summary", {}, k), pre(JSON.stringify(v, null, 2))));
     return parts;
