@@ -60,7 +60,12 @@ def ours(
     run_dir = work / f"ours-{batch}{options.replace('&', '-').replace('=', '-')}"
     started = time.perf_counter()
     asyncio.run(
-        run_eval(data, EvalOptions(models=[spec], fmt="blimp", run_dir=run_dir, use_cache=False))
+        run_eval(
+            data,
+            EvalOptions(  # the viewer is reporting, not scoring: bench/view.py measures it
+                models=[spec], fmt="blimp", run_dir=run_dir, use_cache=False, view=False
+            ),
+        )
     )
     elapsed = time.perf_counter() - started
     rows = [json.loads(x) for x in (run_dir / "responses.jsonl").read_text().splitlines()]

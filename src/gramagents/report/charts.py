@@ -38,7 +38,12 @@ class Figure:
 
     def vega_lite(self) -> dict[str, Any]:
         """The specification as a dict."""
-        spec = self.spec.to_dict() if hasattr(self.spec, "to_dict") else self.spec
+        spec = self.spec
+        if hasattr(spec, "to_dict"):
+            try:  # an altair chart: its schema check costs more than the page (its own charts
+                spec = spec.to_dict(validate=False)  # are drawn by the browser test)
+            except TypeError:  # another object with a plain `to_dict()`
+                spec = spec.to_dict()
         if not isinstance(spec, dict):
             raise TypeError(f"figure '{self.title}': not a Vega-Lite specification")
         return spec

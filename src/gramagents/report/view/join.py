@@ -70,6 +70,7 @@ class RecordStore:
             "CREATE TABLE seen (item TEXT PRIMARY KEY);"
         )
         self.models = list(models)
+        self._seen: list[tuple[str]] = []
         self._index = {m: i for i, m in enumerate(self.models)}
 
     def model_index(self, label: str) -> int:
@@ -112,11 +113,18 @@ class RecordStore:
                 found.setdefault(model, {})[kind] = from_json(body)
             except ValueError:  # a partial last line left by a kill: not a record yet
                 continue
-        self.db.execute("INSERT OR IGNORE INTO seen VALUES (?)", (item_id,))
+        self._seen.append((item_id,))
+        if len(self._seen) >= BATCH:
+            self._note_seen()
         return found
+
+    def _note_seen(self) -> None:
+        self.db.executemany("INSERT OR IGNORE INTO seen VALUES (?)", self._seen)
+        self._seen.clear()
 
     def unseen(self) -> Iterator[tuple[str, str]]:
         """(item id, task) of items with records that the dataset did not give, in order."""
+        self._note_seen()
         rows = self.db.execute(
             "SELECT item, body FROM rec WHERE item NOT IN (SELECT item FROM seen) "
             "GROUP BY item ORDER BY MIN(rowid)"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from html import escape
 from typing import Any
@@ -120,12 +121,17 @@ class Figures:
         )
 
 
+_NUMBER_CELL = re.compile(r"<td>([−+-]?\d[\d,.]*%?|—|–)</td>")
+"""A markdown table's cell holding a number (or a dash for none): aligned as numbers are."""
+
+
 def markdown(lines: list[str] | str) -> str:
     """Markdown (a recipe's report section, `agreement.md`) as HTML, tables included."""
     from markdown_it import MarkdownIt
 
     text = lines if isinstance(lines, str) else "\n".join(lines)
     rendered = MarkdownIt("commonmark", {"html": False}).enable("table").render(text)
+    rendered = _NUMBER_CELL.sub(r'<td class="num">\1</td>', rendered)
     return rendered.replace("<table>", '<div class="table-wrap"><table class="md">').replace(
         "</table>", "</table></div>"
     )

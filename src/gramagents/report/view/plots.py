@@ -205,6 +205,7 @@ def agreement_scatter(report: dict[str, Any]) -> Figure | None:
         return None
     values = [p["judge"] for p in points] + [p["human_mean"] for p in points]
     low, high = min(values), max(values)
+    same = alt.Scale(domain=[low, high], nice=True, zero=False)  # one scale: the diagonal is y = x
     diagonal = (
         alt.Chart(alt.Data(values=[{"v": low}, {"v": high}]))
         .mark_line(color="#9aa5b1", strokeDash=[4, 3])
@@ -214,8 +215,8 @@ def agreement_scatter(report: dict[str, Any]) -> Figure | None:
         alt.Chart(alt.Data(values=points))
         .mark_circle(size=60, opacity=0.65, color=PALETTE[0])
         .encode(
-            x=alt.X("human_mean:Q", title="human mean score", scale=alt.Scale(zero=False)),
-            y=alt.Y("judge:Q", title="judge score", scale=alt.Scale(zero=False)),
+            x=alt.X("human_mean:Q", title="human mean score", scale=same),
+            y=alt.Y("judge:Q", title="judge score", scale=same),
             tooltip=["item_id:N", "judge:Q", alt.Tooltip("human_mean:Q", format=".2f")],
         )
     )

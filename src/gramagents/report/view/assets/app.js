@@ -159,7 +159,8 @@
         if (facet.values.length < 2 && !(facet.name === "task" && facet.values.length)) continue;
         const counts = new Array(facet.values.length).fill(0);
         for (const code of facet.rows) if (code >= 0) counts[code] += 1;
-        const options = facet.values.map((v, i) => [String(i), v + " (" + counts[i].toLocaleString() + ")"]);
+        const options = facet.values.map((v, i) => [String(i), v + " (" + counts[i].toLocaleString() + ")", v]);
+        if (facet.name !== "task") options.sort((a, b) => a[2].localeCompare(b[2], undefined, { numeric: true }));
         bar.append(this.select(facet.name, [["", "all"], ...options], "", (v) => this.set(facet.name, v === "" ? null : Number(v))));
       }
       const models = index.models || [];
@@ -260,7 +261,7 @@
     itemRow(i, row) {
       const [id, snippet, gold, extracted] = row;
       const task = this.index.facets[0];
-      const cells = [el("td", { class: "num muted" }, String(i + 1)), el("td", { class: "id" }, id), el("td", {}, task.values[task.rows[i]] || ""), el("td", { class: "snippet" }, el("div", { class: "clamp" }, snippet)), el("td", { class: "gold" }, gold)];
+      const cells = [el("td", { class: "num muted" }, String(i + 1)), el("td", { class: "id" }, id), el("td", { class: "task" }, task.values[task.rows[i]] || ""), el("td", { class: "snippet" }, el("div", { class: "clamp" }, snippet)), el("td", { class: "gold" }, gold)];
       (this.index.models || []).forEach((_, m) => {
         const code = this.index.flags["m" + m][i];
         cells.push(el("td", { class: "answer " + OUTCOME_CLASS[code], title: this.index.outcomes[code] }, extracted[m] || (code === "i" ? "invalid" : code === "f" ? "failed" : "")));
