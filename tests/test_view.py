@@ -580,3 +580,38 @@ def test_the_build_page_in_a_browser(build_run, chromium, tmp_path):
     page.screenshot(path=str(tmp_path / "rejected.png"))
     assert page.problems == []
     page.close()
+
+
+def test_a_minimal_pair_shows_both_sentences_and_their_log_probabilities(tmp_path):
+    run = tmp_path / "pairs"
+    run.mkdir()
+    item = Item(
+        id="BLIMP/agr/0",
+        task="BLIMP",
+        prompt=PromptParts(template="raw.md", vars={"good": "Dogs bark.", "bad": "Dogs barks."}),
+        answer="good",
+        meta={"UID": "agr"},
+    )
+    write_jsonl_atomic(run / "dataset.jsonl", [item])
+    manifest = RunManifest(
+        run_id="pairs",
+        kind="eval",
+        command=[],
+        models=["lm"],
+        seed=1,
+        tasks={"BLIMP": 1},
+        dataset={"path": str(run / "dataset.jsonl"), "format": "gramagents"},
+    )
+    (run / "manifest.json").write_text(manifest.model_dump_json(), encoding="utf-8")
+    logprobs = {"good": -9.5, "bad": -12.25, "good_tokens": 3, "bad_tokens": 4}
+    answer = {**response("lm", item.id, None, task="BLIMP", extracted="good"), "logprobs": logprobs}
+    (run / "responses.jsonl").write_text(lines([answer]), encoding="utf-8")
+    graded = {**score("lm", item.id, "good", "good", task="BLIMP"), "meta": {"UID": "agr"}}
+    (run / "scores.jsonl").write_text(lines([graded]), encoding="utf-8")
+    write_view([run])
+    detail = details_of(run, "run0/items")[0]
+    assert detail["prompt"] == {"pair": {"context": "", "good": "Dogs bark.", "bad": "Dogs barks."}}
+    assert detail["answers"][0]["logprobs"] == logprobs
+    assert detail["answers"][0]["outcome"] == "c"
+    assert [f["name"] for f in data(run, "run0/items/index")["facets"]][:2] == ["task", "category"]
+    assert "UID" in [f["name"] for f in data(run, "run0/items/index")["facets"]]
