@@ -395,7 +395,9 @@ async def _run_eval(
         if isinstance(failure, GramagentsError) and folder.created and writer.written == 0:
             folder.discard()  # nothing was recorded: leave no folder behind
         else:
-            _finish(folder, manifest, models, items, resumed, writer, judge, options.view)
+            # the viewer takes seconds on a large run: not when the run was stopped
+            view = options.view and failure is None
+            _finish(folder, manifest, models, items, resumed, writer, judge, view)
             folder.close()
         cache.close()
     return EvalResult(folder=folder, manifest=manifest)

@@ -31,6 +31,10 @@ class EvalRun:
         return list(self.manifest.tasks) or sorted({t for _, t in self.summary.tallies})
 
 
+OPEN_BREAKDOWN = 12
+"""Breakdowns with at most this many values are shown open; longer ones folded."""
+
+
 def _mean(values: Iterable[float | None]) -> float | None:
     kept = [v for v in values if v is not None]
     return sum(kept) / len(kept) if kept else None
@@ -125,8 +129,9 @@ def breakdown_tables(run: EvalRun) -> str:
                         Num(tally.score if tally else None, shade=_unit(run.summary, task))
                     )
                 rows.append(cells)
+        shown = " open" if len(values) <= OPEN_BREAKDOWN else ""  # levels open, categories not
         parts.append(
-            f"<details><summary>Scores by {key} ({len(values)} values)</summary>"
+            f"<details{shown}><summary>Scores by {key} ({len(values)} values)</summary>"
             + table(["model", key, *run.tasks], rows, name=f"by:{key}")
             + "</details>"
         )
@@ -269,8 +274,9 @@ def eval_overview(run: EvalRun, figures: Figures) -> str:
                 card(
                     layout.title,
                     layout_table(layout, run),
-                    "Accuracy at the sub-question level; Average is over the banks this run "
-                    "scored; — marks a bank the run does not have.",
+                    (f"{layout.note} " if layout.note else "")
+                    + "Average is over the tasks this run scored; — marks a task the run "
+                    "does not have, or has no gold answers for.",
                 )
             )
     for name, section in SECTIONS.all().items():
@@ -289,7 +295,9 @@ def eval_overview(run: EvalRun, figures: Figures) -> str:
     extra = other_metrics(run)
     folded = breakdown_tables(run)
     tail = invalid_table(run) + (("<h3>Other metrics</h3>" + extra) if extra else "")
-    parts.append(card("Invalid answers and other metrics", tail + folded))
+    if folded:
+        parts.append(card("Breakdowns", folded, "Each task's headline score per value."))
+    parts.append(card("Invalid answers and other metrics", tail))
     if manifest.no_gold:
         listed = ", ".join(f"{task} {n}" for task, n in manifest.no_gold.items())
         parts.append(

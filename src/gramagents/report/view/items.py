@@ -21,7 +21,7 @@ from ...records import Item
 from ...report.summary import DEFAULT_BREAKDOWNS, SummaryBuilder
 from ...tasks import TaskSpec, get_task
 from ...templates import PromptTemplate, load_prompt
-from .join import FAILURE, RESPONSE, SCORE, JoinedItem
+from .join import FAILURE, RESPONSE, SCORE, JoinedItem, stream_items
 from .shards import ShardWriter
 
 OUTCOMES = {
@@ -287,10 +287,8 @@ def write_eval_items(
 
 def write_build_items(writer: ShardWriter, presenter: Presenter, dataset: Path) -> None:
     """Add every item of a build's `dataset.jsonl` to `writer`, read line by line."""
-    from .join import _stream_items
-
     if not dataset.is_file():
         return
-    for item in _stream_items(dataset):
+    for item in stream_items(dataset):
         row, detail, facets = presenter.build_row(item)
         writer.add(row, detail, facets)

@@ -150,7 +150,7 @@ def dataset_items(manifest: RunManifest) -> tuple[Iterator[Item], str | None]:
         file = path / "dataset.jsonl" if path.is_dir() else path
         if not file.is_file():
             return iter(()), f"{file}: not found"
-        return _stream_items(file), None
+        return stream_items(file), None
     try:
         from ...sources.datasets import read_dataset
 
@@ -159,18 +159,22 @@ def dataset_items(manifest: RunManifest) -> tuple[Iterator[Item], str | None]:
         return iter(()), str(exc)
 
 
-def _stream_items(path: Path) -> Iterator[Item]:
+def stream_items(path: Path) -> Iterator[Item]:
+    """The items of a `dataset.jsonl`, read line by line.
+
+    A line that is not an item is skipped: the build or eval that used the file read it.
+    """
     with path.open(encoding="utf-8-sig") as handle:
         for raw in handle:
             if raw.strip():
                 try:
                     yield Item.model_validate(from_json(raw, cache_strings=True))
                 except ValueError:
-                    continue  # the eval read this file; a line it could not is not ours to judge
+                    continue
 
 
 def joined_items(
-    folder: Path, manifest: RunManifest, store: RecordStore
+    manifest: RunManifest, store: RecordStore
 ) -> tuple[Iterator[JoinedItem], str | None]:
     """Every item in the run's scope with its records, and why the dataset is unreadable.
 

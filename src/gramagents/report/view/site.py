@@ -93,11 +93,12 @@ def write_view(
     out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".view-", dir=out))
     try:
-        result = _write(runs, out, staging)
+        result, page = _write(runs, out, staging)
         _swap(staging, out / "view")
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    write_atomic(result.page, page)  # last: the page the new data belongs to
     return result
 
 
@@ -109,7 +110,8 @@ def _swap(staging: Path, final: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def _write(runs: list[Run], out: Path, staging: Path) -> SiteResult:
+def _write(runs: list[Run], out: Path, staging: Path) -> tuple[SiteResult, str]:
+    """Write the site's files into `staging`; what was written, and the page's text."""
     package = resources.files("gramagents.report.view") / "assets"
     sizes = [write_bundle(staging)]
     for name in ASSETS:
@@ -134,10 +136,9 @@ def _write(runs: list[Run], out: Path, staging: Path) -> SiteResult:
     evals = [_as_eval(r) for r in runs if r.manifest.kind == "eval"]
     compared = comparison(evals, figures) if len(evals) > 1 else ""
     page = render_page(runs, bodies, compared, config)
-    write_atomic(result.page, page)
     result.largest = max([*sizes, len(page.encode("utf-8"))])
     result.files = sum(1 for p in staging.rglob("*") if p.is_file()) + 1
-    return result
+    return result, page
 
 
 def _as_eval(run: Run) -> EvalRun:
@@ -157,7 +158,7 @@ def _eval_data(run: Run, data: Path) -> dict[str, Any]:
             writer = ShardWriter(
                 data / "items", f"{run.key}/items", presenter.facet_names(manifest.tasks), flags
             )
-            items, problem = joined_items(run.path, manifest, store)
+            items, problem = joined_items(manifest, store)
             builder = SummaryBuilder() if run.summary is None else None
             write_eval_items(writer, presenter, items, builder)
             if builder is not None:  # the same records, counted as they went by
