@@ -289,6 +289,7 @@ def test_several_runs_side_by_side(hand_run, tmp_path):
     page = result.page.read_text(encoding="utf-8")
     assert "4 model–task pairs appear in several runs" not in page  # 2 pairs, each in 2 runs
     assert "2 model–task pairs appear in several runs" in page
+    assert '"type":"errorbar"' in page and "whiskers ±1 standard deviation" in page
     assert data(result.page.parent, "run1/items/index")["n"] == 7
 
 
@@ -615,3 +616,47 @@ def test_a_minimal_pair_shows_both_sentences_and_their_log_probabilities(tmp_pat
     assert detail["answers"][0]["outcome"] == "c"
     assert [f["name"] for f in data(run, "run0/items/index")["facets"]][:2] == ["task", "category"]
     assert "UID" in [f["name"] for f in data(run, "run0/items/index")["facets"]]
+
+
+def test_seeds_in_a_run_give_means_and_error_bars(tmp_path):
+    from gramagents.report.summary import summarize
+    from gramagents.report.view.eval_page import EvalRun, bars_of
+    from gramagents.tasks.registry import TASKS, TaskSpec, task
+
+    task(
+        TaskSpec(
+            name="VIEW-SEEDED", family="toy", extractor="tf", metric="acc", breakdowns=("seed",)
+        )
+    )
+    try:
+        run = tmp_path / "seeded"
+        run.mkdir()
+        right = {1: 3, 2: 2, 3: 1}  # of 4 items per seed
+        records = [
+            {
+                **score(
+                    "m", f"s{seed}-{k}", "T", "T" if k < right[seed] else "F", task="VIEW-SEEDED"
+                ),
+                "meta": {"seed": seed},
+            }
+            for seed in (1, 2, 3)
+            for k in range(4)
+        ]
+        (run / "scores.jsonl").write_text(lines(records), encoding="utf-8")
+        summary = summarize(run / "scores.jsonl")
+        manifest = RunManifest(
+            run_id="seeded",
+            kind="eval",
+            command=[],
+            models=["m"],
+            seed=1,
+            tasks={"VIEW-SEEDED": 12},
+        )
+        (bar,) = bars_of([EvalRun("run0", run, manifest, summary)])
+        assert sorted(bar.values) == [0.25, 0.5, 0.75]
+        (run / "manifest.json").write_text(manifest.model_dump_json(), encoding="utf-8")
+        write_view([run])
+    finally:
+        TASKS.unregister("VIEW-SEEDED")
+    page = (run / "report.html").read_text(encoding="utf-8")
+    assert '"type":"errorbar"' in page and '"seeds":3' in page and '"sd":0.25' in page
