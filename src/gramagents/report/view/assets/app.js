@@ -376,7 +376,7 @@
       parts.push(el("h4", {}, "Answers", disagree ? el("span", { class: "badge warn" }, "models disagree") : null));
       parts.push(el("div", { class: "answers" + (models.length > 1 ? " side" : "") }, models.map((m, k) => answerView(m, record.answers[k], index.outcomes, record.prompt))));
     }
-    parts.push(el("details", { class: "meta" }, el("summary", {}, "metadata and provenance"), metaView(record.meta || {})));
+    parts.push(el("details", { class: "meta", open: !models.length }, el("summary", {}, "metadata and provenance"), metaView(record.meta || {})));
     return parts;
   }
 
