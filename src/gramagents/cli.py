@@ -118,6 +118,7 @@ def build(
     counts = result.manifest.tasks
     _say(f"built {len(result.items)} items ({', '.join(f'{t} {n}' for t, n in counts.items())})")
     _say(f"dataset: {result.dataset_path}")
+    _say(f"view: {result.folder.file('report.html')} (open in a browser)")
     _say(f"report: {result.folder.file('report.md')}")
 
 
@@ -175,6 +176,9 @@ def evaluate(
             else ""
         )
     )
+    page = result.folder.file("report.html")
+    if page.is_file():
+        _say(f"view: {page} (open in a browser)")
     _say(f"report: {result.report_path}")
     if result.manifest.status != "complete":
         raise typer.Exit(1)
