@@ -69,9 +69,9 @@ def _paper_table(
     return [
         f"## {layout.title}",
         "",
-        "Accuracy at the sub-question level (a BATCH or CON-INS question counts each "
-        "sentence). Average is over the banks scored in this run; — marks a bank the run "
-        "does not have, or has no gold answers for.",
+        (f"{layout.note} " if layout.note else "")
+        + "Average is over the banks scored in this run; — marks a bank the run does not "
+        "have, or has no gold answers for.",
         "",
         *_table(header, rows),
         "",

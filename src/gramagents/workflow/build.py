@@ -318,6 +318,9 @@ def finish_build(
     manifest.finished = now_iso()
     write_atomic(folder.file("report.md"), render_build_report(manifest, view))
     folder.write_manifest(manifest)
+    from ..report.view import write_view
+
+    write_view([folder.path])
 
 
 def _prompt_hashes(recipe: Recipe, items: list[Item]) -> dict[str, str]:

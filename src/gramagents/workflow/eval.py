@@ -64,6 +64,8 @@ class EvalOptions:
     conditioning: str | None = None
     """How every minimal pair is scored (`spaced` or `bare`); None: as each task's items or
     the task itself say (pair_conditioning.py)."""
+    view: bool = True
+    """Write the run viewer (`report.html` and `view/`) when the run ends."""
 
 
 @dataclass
@@ -342,7 +344,9 @@ async def _run_eval(
         if isinstance(failure, GramagentsError) and folder.created and writer.written == 0:
             folder.discard()  # nothing was recorded: leave no folder behind
         else:
-            _finish(folder, manifest, models, items, resumed, writer, judge)
+            # the viewer takes seconds on a large run: not when the run was stopped
+            view = options.view and failure is None
+            _finish(folder, manifest, models, items, resumed, writer, judge, view)
             folder.close()
         cache.close()
     return EvalResult(folder=folder, manifest=manifest)
@@ -410,6 +414,7 @@ def _finish(
     resumed: int,
     writer: RecordWriter,
     judge: Model | None = None,
+    view: bool = True,
 ) -> None:
     labels = {m.label for m in models}
     in_scope = len(labels) * len(items)
@@ -440,5 +445,9 @@ def _finish(
         }
     manifest.status = "complete" if done == in_scope else "partial"
     manifest.finished = now_iso()
-    write_eval_report(folder, manifest, writer.summary.summary())
+    summary = write_eval_report(folder, manifest, writer.summary.summary())
     folder.write_manifest(manifest)
+    if view:
+        from ..report.view import write_view
+
+        write_view([folder.path], summary=summary)
