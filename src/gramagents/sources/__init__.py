@@ -47,6 +47,9 @@ class SourceData:
     """What the manifest's `source` says besides the path (e.g. `points`)."""
     failures: list[dict[str, Any]] = field(default_factory=list)
     """Units that could not be read into records, each with a `reason`."""
+    location: Path | None = None
+    """The file or folder actually read, when `--source` names something other than a path
+    (e.g. `nltk:treebank`, a corpus an installed package keeps): the manifest hashes it."""
 
 
 SourceReader = Callable[[Path, ReadOptions], SourceData]
