@@ -2,7 +2,7 @@
 
 A zero-shot item asks one test question. A few-shot item asks it after `shots` worked examples
 (five, Appendix D.1) of the same knowledge point and type, from the exemplar set and never
-from the question's own sentence, drawn once per seed (three seeds by default): its id ends in
+about the question's own sentence (nor a copy of it elsewhere in the treebank), drawn once per seed (three seeds by default): its id ends in
 `@sN`, its `meta.seed` is N and `meta.exemplars` names the examples. Where the exemplar set
 is too small for a point and type (a small treebank), other test questions of them fill the
 prompt (`fill_from_test`). Items of a task alternate between the points (and a few-shot
@@ -86,10 +86,10 @@ def build(
         for question in test:
             by_point[question.point].append(question)
         for question in test:
-            pool = [e for e in exemplars[kind, question.point] if e.tree_id != question.tree_id]
+            pool = [e for e in exemplars[kind, question.point] if e.sentence != question.sentence]
             spare: list[SyntaxQuestion] = []
             if options.fill_from_test and len(pool) < options.shots:
-                spare = [o for o in by_point[question.point] if o.tree_id != question.tree_id]
+                spare = [o for o in by_point[question.point] if o.sentence != question.sentence]
             for seed in range(1, options.seeds + 1):
                 rng = random.Random(f"{resources.seed}/shots/{seed}/{question.id}")
                 shots = rng.sample(pool, min(options.shots, len(pool)))
