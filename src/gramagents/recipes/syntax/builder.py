@@ -2,8 +2,9 @@
 
 A zero-shot item asks one test question. A few-shot item asks it after `shots` worked examples
 (five, Appendix D.1) of the same knowledge point and type, from the exemplar set and never
-about the question's own sentence (nor a copy of it elsewhere in the treebank), drawn once per seed (three seeds by default): its id ends in
-`@sN`, its `meta.seed` is N and `meta.exemplars` names the examples. Where the exemplar set
+about the question's own sentence (nor a copy of it elsewhere in the treebank), drawn once
+per seed (three seeds by default): its id ends in `@sN`, its `meta.seed` is N and
+`meta.exemplars` names the examples. Where the exemplar set
 is too small for a point and type (a small treebank), other test questions of them fill the
 prompt (`fill_from_test`). Items of a task alternate between the points (and a few-shot
 question's seeds stay together), so `gramagents eval --limit N` still sees every point.
