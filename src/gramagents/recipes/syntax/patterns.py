@@ -83,7 +83,7 @@ class _Labels:
         if name in self.compiling:
             raise PatternError(f"the named label '${name}' refers to itself")
         self.compiling.add(name)
-        test = self.compiled[name] = self.expression(" ".join(self.names[name].split()))
+        test = self.compiled[name] = self.expression("".join(self.names[name].split()))
         return test
 
 
