@@ -88,7 +88,11 @@ def _turns(text: str) -> list[Message]:
     if len(parts) == 1:
         return [Message(role="user", content=text.strip())]
     turns = [("user", parts[0]), *zip(parts[1::2], parts[2::2], strict=True)]
-    return [Message(role=role, content=body.strip()) for role, body in turns if body.strip()]
+    return [
+        Message.model_validate({"role": role, "content": body.strip()})
+        for role, body in turns
+        if body.strip()
+    ]
 
 
 def _split_front_matter(text: str, path: Path) -> tuple[dict[str, Any], str, int]:

@@ -54,7 +54,7 @@ async def extract(view: BuildView, options: ExtractOptions, env: NodeEnv) -> Nod
     """Match every point's patterns in every tree."""
     points = load_points(options.patterns, options.points)
     parsed = view.context.get(TREES, {})
-    made: list[Record] = [
+    made: list[BaseModel] = [
         SyntaxFile(id="patterns", path=str(points.path), hash=points.hash),
     ]
     counts: Counter[str] = Counter()
@@ -120,7 +120,9 @@ async def ask(view: BuildView, options: QuestionOptions, env: NodeEnv) -> NodeUp
     sample = balanced_sample(
         groups, options.k, options.exemplar_k, options.exemplars_per_point, env.seed
     )
-    made: list[Record] = [SyntaxFile(id="questions", path=str(templates.path), hash=templates.hash)]
+    made: list[BaseModel] = [
+        SyntaxFile(id="questions", path=str(templates.path), hash=templates.hash)
+    ]
     for role, drawn in (("test", sample.test), ("exemplar", sample.exemplars)):
         written = [write_question(c, matches, sentences, templates, role, env.seed) for c in drawn]
         made += written
@@ -139,9 +141,9 @@ async def ask(view: BuildView, options: QuestionOptions, env: NodeEnv) -> NodeUp
     return NodeUpdate(records=made, counts=tally)
 
 
-def _borrowed(questions: list[SyntaxQuestion], sources: dict[str, list[str]]) -> list[Record]:
+def _borrowed(questions: list[SyntaxQuestion], sources: dict[str, list[str]]) -> list[BaseModel]:
     """Copies of other points' True/False questions under the points that borrow them."""
-    copies: list[Record] = []
+    copies: list[BaseModel] = []
     for point, lenders in sources.items():
         for question in questions:
             if question.type == "TF" and question.point in lenders:

@@ -114,7 +114,9 @@ def compile_label(text: str, names: dict[str, str] | None = None) -> Test:
 
 
 def _split_outside_quotes(text: str, separator: str) -> list[str]:
-    parts, current, quoted = [], [], False
+    parts: list[str] = []
+    current: list[str] = []
+    quoted = False
     for char in text:
         if char == "'":
             quoted = not quoted

@@ -265,7 +265,8 @@ def wrong_answers(found: list[Found], pool: list[Candidate]) -> list[tuple[list[
     for match in found:
         answers = right[match.point, match.anchor.text]
         kind = kind_of(match.category)
-        same, other = [], []
+        same: list[str] = []
+        other: list[str] = []
         for candidate in pool:
             if (
                 candidate.text in answers

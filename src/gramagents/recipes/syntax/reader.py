@@ -37,7 +37,7 @@ def read_treebank(path: Path, options: ReadOptions) -> SourceData:
     files = treebank_files(root)
     if settings.suffixes is not None and root.is_dir():
         files = [f for f in files if f.name.lower().endswith(tuple(settings.suffixes))]
-    records: list[SyntaxTree] = []
+    records: list[BaseModel] = []
     parsed = {}
     described = []
     for file in files:
