@@ -94,6 +94,8 @@ def by_hand(scores: list[dict], model: str, point: str | None = None) -> dict:
     for record in scores:
         if record["model"] != model or (point and record["meta"]["point"] != point):
             continue
+        if point is None and "+" in record["item_id"]:
+            continue  # MVP's copy of a question counts for MVP, not again overall
         setting = "few" if record["task"].endswith("-FEWSHOT") else "zero"
         kind = record["task"].split("-")[1]
         seed = record["meta"].get("seed", 0)

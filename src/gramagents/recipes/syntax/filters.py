@@ -25,7 +25,7 @@ from .questions import (
 )
 from .questions import candidates as question_candidates
 from .reader import TREES
-from .records import TYPES, SyntaxMatch, SyntaxQuestion, SyntaxTree
+from .records import BORROWED, TYPES, SyntaxMatch, SyntaxQuestion, SyntaxTree
 
 
 class SyntaxFile(Record):
@@ -150,7 +150,7 @@ def _borrowed(questions: list[SyntaxQuestion], sources: dict[str, list[str]]) ->
                 copies.append(
                     question.model_copy(
                         update={
-                            "id": f"{question.id}+{point}",
+                            "id": f"{question.id}{BORROWED}{point}",
                             "point": point,
                             "borrowed_from": question.id,
                         }

@@ -10,6 +10,17 @@ from ...records import CheckVerdict, Record
 
 QuestionType = Literal["TF", "MC", "FITB"]
 TYPES: tuple[QuestionType, ...] = ("TF", "MC", "FITB")
+BORROWED = "+"
+"""In a question's id, what comes before the point that borrows it (`Q+MVP`)."""
+
+
+def is_borrowed(item_id: str) -> bool:
+    """Whether an item asks another point's question again (MVP's True/False questions).
+
+    Such items count for their own point but not again in the overall scores: the paper's
+    totals (Table 1, ‡) count each question once.
+    """
+    return BORROWED in item_id
 
 
 class SyntaxTree(Record):

@@ -97,19 +97,28 @@ def _scores(records: list[dict[str, Any]]) -> dict[str, float]:
 
 
 def aggregate(records: list[dict[str, Any]]) -> Aggregate:
-    """A model's scores on one task: overall, per point, per seed, and per point and seed."""
+    """A model's scores on one task: overall, per point, per seed, and per point and seed.
+
+    A question another point borrows (MVP's True/False) counts for both points, but once in
+    the overall and per-seed scores.
+    """
+    from .records import is_borrowed
+
     by_point: dict[str, list[dict[str, Any]]] = defaultdict(list)
     by_seed: dict[str, list[dict[str, Any]]] = defaultdict(list)
     by_both: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    once: list[dict[str, Any]] = []
     for record in records:
         meta = record.get("meta") or {}
         point, seed = str(meta.get("point", "?")), str(meta.get("seed", 0))
         by_point[point].append(record)
-        by_seed[seed].append(record)
         by_both[point][seed].append(record)
+        if not is_borrowed(str(record.get("item_id", ""))):
+            by_seed[seed].append(record)
+            once.append(record)
     tables: dict[str, Any] = {
-        "n": len(records),
-        "invalid": sum(1 for r in records if r.get("invalid")),
+        "n": len(once),
+        "invalid": sum(1 for r in once if r.get("invalid")),
         "points": {p: {**_scores(rs), "n": len(rs)} for p, rs in by_point.items()},
         "seeds": {s: _scores(rs) for s, rs in sorted(by_seed.items())},
         "point_seeds": {
@@ -121,7 +130,7 @@ def aggregate(records: list[dict[str, Any]]) -> Aggregate:
     ]
     if random_f1:
         tables["random_f1"] = _mean(random_f1)
-    return Aggregate(scores=_scores(records), tables=tables)
+    return Aggregate(scores=_scores(once or records), tables=tables)
 
 
 def _random_fitb(item: Any) -> float:
