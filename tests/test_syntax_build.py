@@ -235,8 +235,9 @@ def test_the_back_checker_flags_ambiguous_questions_and_keeps_its_verdicts(in_tm
         i.meta["checks"][0]["details"]["ambiguous"] for i in items if i.id in flagged
     )
     assert result.manifest.artifacts["syntax"]["flagged"] == sum(1 for q in ppa if q["flags"])
-    failures = jsonl(in_tmp / "checked" / "failures.jsonl")
-    assert {f["agent"] for f in failures} == {"syntax-backcheck"}
+    [failure] = jsonl(in_tmp / "checked" / "failures.jsonl")
+    assert failure["agent"] == "syntax-backcheck" and failure["match"].endswith("/PPA1")
+    assert failure["questions"] == [q["id"] for q in by_sentence["He ate the pizza with a fork."]]
 
 
 def test_the_back_checker_can_take_ambiguous_questions_out(in_tmp):
