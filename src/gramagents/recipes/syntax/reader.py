@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -57,9 +58,9 @@ def read_treebank(path: Path, options: ReadOptions) -> SourceData:
             )
         if options.limit is not None and len(records) >= options.limit:
             break
-    info = {"trees": len(records)}
+    info: dict[str, Any] = {"trees": len(records)}
     if str(path) == NLTK_SAMPLE:
-        info["location"] = str(root)  # type: ignore[assignment]
+        info["location"] = str(root)
     return SourceData(
         records=records,
         context={TREES: parsed},
