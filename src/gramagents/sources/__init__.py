@@ -51,6 +51,9 @@ class SourceData:
     duplicates: list[dict[str, Any]] = field(default_factory=list)
     """Identical repeats of an id, dropped (`sources.duplicates.RepeatedIds.dropped`); the
     manifest's `source.duplicates` and the build report say how many and which."""
+    location: Path | None = None
+    """The file or folder actually read, when `--source` names something other than a path
+    (e.g. `nltk:treebank`, a corpus an installed package keeps): the manifest hashes it."""
 
 
 SourceReader = Callable[[Path, ReadOptions], SourceData]

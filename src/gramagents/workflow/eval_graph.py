@@ -140,6 +140,7 @@ def _render(
                 messages=template.render(item.prompt.vars),
                 params=spec.params,
                 prompt_hash=template.hash,
+                base_prompt=template.render_base(item.prompt.vars),
             )
         )
         pairs.append(None)
