@@ -106,11 +106,18 @@ def _context(config: RunnableConfig) -> EvalContext:
 
 
 def _render(
-    items: list[Item], tasks: dict[str, TaskSpec], templates: dict[str, PromptTemplate]
+    items: list[Item],
+    tasks: dict[str, TaskSpec],
+    templates: dict[str, PromptTemplate],
+    model: Model,
 ) -> tuple[
     list[ChatRequest | None], list[tuple[LoglikelihoodRequest, LoglikelihoodRequest] | None]
 ]:
-    """Each item's chat request, or for a minimal pair its two scoring requests."""
+    """Each item's chat request, or for a minimal pair its two scoring requests.
+
+    A task's decoding parameters are the model's where its spec sets some (`Model.params`).
+    """
+    params = {name: model.params(spec.params) for name, spec in tasks.items()}
     requests: list[ChatRequest | None] = []
     pairs: list[tuple[LoglikelihoodRequest, LoglikelihoodRequest] | None] = []
     for item in items:
@@ -129,7 +136,7 @@ def _render(
         requests.append(
             ChatRequest(
                 messages=template.render(item.prompt.vars),
-                params=spec.params,
+                params=params[item.task],
                 prompt_hash=template.hash,
             )
         )
@@ -152,7 +159,7 @@ async def plan(state: EvalState, config: RunnableConfig) -> dict[str, Any]:
     if not model.cache.enabled:
         return {"chunks": [{"items": items[k : k + size]} for k in range(0, len(items), size)]}
     with collector_paused():
-        requests, pairs = _render(items, ctx.tasks, ctx.templates)
+        requests, pairs = _render(items, ctx.tasks, ctx.templates, model)
         chat_keys = model.chat_keys([r for r in requests if r is not None])
         pairs_flat = [r for pair in pairs if pair is not None for r in pair]
         pair_keys = model.likelihood_keys(pairs_flat)
@@ -201,7 +208,7 @@ async def generate(state: ChunkState, config: RunnableConfig) -> ChunkState:
     if "requests" in state:
         requests, item_pairs = state["requests"], state["pairs"]
     else:  # no cache: the plan left the rendering to the chunk
-        requests, item_pairs = _render(state["items"], ctx.tasks, ctx.templates)
+        requests, item_pairs = _render(state["items"], ctx.tasks, ctx.templates, model)
     chats = [r for r in requests if r is not None]
     scored = [r for pair in item_pairs if pair is not None for r in pair]
     answers: list[Generation] = []
