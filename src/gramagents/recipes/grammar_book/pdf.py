@@ -75,7 +75,9 @@ def _cell(page: Any, rect: Any) -> str:
 
 
 def _tables(page: Any) -> list[tuple[Any, list[str], list[list[str]]]]:
-    found = []
+    found: list[tuple[Any, list[str], list[list[str]]]] = []
+    if not page.get_drawings():  # tables are found by their ruling lines: none here
+        return found
     for table in page.find_tables().tables:
         rows = [[_cell(page, c) for c in row.cells] for row in table.rows]
         rows = [r for r in rows if any(r)]
@@ -128,7 +130,7 @@ def drop_running_lines(scans: list[PageScan]) -> None:
     repeated: Counter[str] = Counter()
     for scan in scans:
         repeated.update({_shape(line.text) for line in scan.lines if line.edge})
-    running = {t for t, n in repeated.items() if pages >= 3 and n >= max(2, pages // 2)}
+    running = {t for t, n in repeated.items() if n >= max(2, pages // 2)}
     for scan in scans:
         scan.lines = [
             line
