@@ -108,12 +108,12 @@ def write_pdf(path: Path, scanned_page: bool = False) -> Path:
                 y = _write_text(page, y, str(content), SIZES[kind])
     if scanned_page:
         _add_scanned_page(doc)
-    doc.save(path)
+    doc.save(path, garbage=3, deflate=True)
     return path
 
 
 def _add_scanned_page(doc) -> None:
-    """A page whose text is only a picture (rendered from a text page at 200 dpi)."""
+    """A page whose text is only a picture (a grey PNG rendered from a text page at 150 dpi)."""
     import pymupdf
 
     scratch = pymupdf.open()
@@ -121,9 +121,9 @@ def _add_scanned_page(doc) -> None:
     y = 72.0
     for line, size in zip(SCANNED_TEXT, (14, 11, 11), strict=True):
         y = _write_text(source, y, line, size)
-    picture = source.get_pixmap(dpi=200)
+    picture = source.get_pixmap(dpi=150, colorspace=pymupdf.csGRAY)
     page = doc.new_page(width=595, height=842)
-    page.insert_image(page.rect, pixmap=picture)
+    page.insert_image(page.rect, stream=picture.tobytes("png"))
 
 
 MARKDOWN_BOOK = """\
