@@ -178,9 +178,7 @@ class GuidedDecoder:
         if plan.kind == "object":
             return self._objects(plan.fields, ids, requests)
         if plan.kind in ("choice_list", "object_list"):  # as long as each row's model decides
-            return [
-                self._list(plan, row, request) for row, request in zip(ids, requests, strict=True)
-            ]
+            return self._lists(plan, ids, requests)
         opener = '"' if plan.kind in ("string", "string_list") else ""
         if plan.kind.endswith("_list"):
             opener = "[" + opener
@@ -200,35 +198,58 @@ class GuidedDecoder:
                 results[row] = (_value_text(plan.kind, output.text), used)
         return results
 
-    def _list(self, plan: FieldPlan, ids: list[int], request: ChatRequest) -> tuple[str, int]:
-        """One row's list of enums or objects, closed when the model's likeliest next step."""
+    def _lists(
+        self, plan: FieldPlan, ids: list[list[int]], requests: list[ChatRequest]
+    ) -> list[tuple[str, int]]:
+        """Lists of enums or objects, each closed where its model's likeliest step is to close it.
+
+        The rows still open take their next element together (one batch per step).
+        """
         limit = plan.max_items if plan.max_items is not None else MAX_ITEMS
         if plan.kind == "choice_list":
             limit = min(limit, len(plan.choices))
-        text, row, used, chosen = "[", list(ids) + self.encode("["), 0, []
-        while len(chosen) < limit:
-            separator = ", " if chosen else ""
-            if plan.kind == "choice_list":
-                options = [separator + c for c in plan.choices if c not in chosen]
-            else:
-                options = [separator + "{"]
-            if len(chosen) >= plan.min_items:
-                options.append("]")
-            [(picked, _)] = self._choose(tuple(options), [row])
-            if picked == "]":
-                break
-            if plan.kind == "choice_list":
-                value = picked
-                chosen.append(picked[len(separator) :])
-            else:
-                [(element, element_used)] = self._objects(
-                    plan.fields, [row + self.encode(separator)], [request]
+        rows = [list(r) + self.encode("[") for r in ids]
+        texts, used = ["["] * len(ids), [0] * len(ids)
+        chosen: list[list[str]] = [[] for _ in ids]
+        open_rows = [r for r in range(len(ids)) if limit > 0]
+        while open_rows:
+            steps: dict[tuple[str, ...], list[int]] = defaultdict(list)
+            for r in open_rows:  # rows offered the same next steps decide together
+                separator = ", " if chosen[r] else ""
+                if plan.kind == "choice_list":
+                    options = [separator + c for c in plan.choices if c not in chosen[r]]
+                else:
+                    options = [separator + "{"]
+                if len(chosen[r]) >= plan.min_items:
+                    options.append("]")
+                steps[tuple(options)].append(r)
+            going: list[int] = []
+            for options, members in steps.items():
+                picks = self._choose(options, [rows[r] for r in members])
+                for r, (picked, _) in zip(members, picks, strict=True):
+                    if picked == "]":
+                        continue
+                    going.append(r)
+                    if plan.kind == "choice_list":
+                        self._extend(r, picked, rows, texts)
+                        chosen[r].append(picked.removeprefix(", "))
+            if plan.kind == "object_list" and going:
+                separators = [", " if chosen[r] else "" for r in going]
+                elements = self._objects(
+                    plan.fields,
+                    [rows[r] + self.encode(sep) for r, sep in zip(going, separators, strict=True)],
+                    [requests[r] for r in going],
                 )
-                value, used = separator + element, used + element_used
-                chosen.append(element)
-            text += value
-            row += self.encode(value)
-        return text + "]", used
+                for r, sep, (element, spent) in zip(going, separators, elements, strict=True):
+                    self._extend(r, sep + element, rows, texts)
+                    chosen[r].append(element)
+                    used[r] += spent
+            open_rows = [r for r in sorted(going) if len(chosen[r]) < limit]
+        return [(text + "]", spent) for text, spent in zip(texts, used, strict=True)]
+
+    def _extend(self, row: int, value: str, rows: list[list[int]], texts: list[str]) -> None:
+        rows[row] += self.encode(value)
+        texts[row] += value
 
     def _choose(self, choices: tuple[str, ...], ids: list[list[int]]) -> list[tuple[str, int]]:
         if len(choices) == 1:
