@@ -348,6 +348,18 @@ def translate(m: Material, p: TranslateParams, seed: int) -> Iterator[Item]:
             )
 
 
+def unit_major(items: list[Item], unit: str) -> list[Item]:
+    """Items of one unit together (its settings, then seeds), units in their first order.
+
+    So that `gramagents eval --limit N` takes every setting and seed of the first units.
+    """
+    first: dict[str, int] = {}
+    for item in items:
+        first.setdefault(str(item.meta[unit]), len(first))
+    return sorted(items, key=lambda item: first[str(item.meta[unit])])
+
+
+UNITS = {"GB-TASK1": "sentence", "GB-TASK2": "point", "GB-TASK3": "point", "GB-TASK4": "pair"}
 BUILDERS = {
     "GB-TASK1": task1,
     "GB-TASK2": task2,
@@ -364,5 +376,6 @@ def build_banks(
     material = Material(view)
     items: list[Item] = []
     for name, params in tasks.items():
-        items += BUILDERS[name](material, params, resources.seed)  # type: ignore[operator]
+        made = list(BUILDERS[name](material, params, resources.seed))  # type: ignore[operator]
+        items += unit_major(made, UNITS[name]) if name in UNITS else made
     return items

@@ -57,6 +57,9 @@ def open_pdf(path: Path) -> Any:
     """The PDF opened with PyMuPDF, or one error line saying why it cannot be read."""
     import pymupdf
 
+    quiet = getattr(pymupdf, "no_recommend_layout", None)
+    if quiet is not None:  # it would print an advertisement on stdout at the first table search
+        quiet()
     try:
         doc = pymupdf.open(path)
     except Exception as exc:  # noqa: BLE001 - PyMuPDF raises its own types for bad files
