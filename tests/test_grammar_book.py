@@ -13,6 +13,8 @@ import csv
 import io
 import json
 import re
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from statistics import mean, stdev
@@ -287,6 +289,11 @@ def test_the_banks_ask_what_the_points_and_pairs_say(built):
             pair = instances[item["meta"]["pair"]]
             assert options[item["answer"]] == pair["annotations"]["correction"]
             assert pair["text"] in options.values()
+    task1 = [i for i in items if i["task"] == "GB-TASK1"]
+    assert len({i["meta"]["sentence"] for i in task1[:6]}) == 1  # unit by unit, for --limit
+    assert [(i["meta"]["n_options"], i["meta"]["seed"]) for i in task1[:6]] == [
+        (2, 0), (2, 1), (2, 2), (4, 0), (4, 1), (4, 2),
+    ]  # fmt: skip
     settings = built.manifest.artifacts["options_built"]
     assert settings == {"GB-TASK1": [2, 4], "GB-TASK2": [1, 2, 4, 6, 8], "GB-TASK3": [4, 3],
                         "GB-TASK4": [2]}  # fmt: skip
@@ -437,9 +444,6 @@ def test_eval_draws_the_degradation_curves(built, evaluated):
 
 
 def test_translation_scores_equal_sacrebleus_command_line_on_the_same_files(evaluated):
-    import subprocess
-    import sys
-
     summary = {(r["model"], r["metric"]): r["score"]
                for r in json.loads((evaluated / "summary.json").read_text())
                if r["task"] == "GB-TRANSLATE"}  # fmt: skip
@@ -473,3 +477,83 @@ def test_eval_correlates_task_accuracies_with_translation_across_models(evaluate
     report = (evaluated / "report.md").read_text(encoding="utf-8")
     assert "| Task 1 | Pearson | 1.00 | 1.00 |" in report
     assert "with fewer than three models a correlation is ±1 or undefined" in report
+
+
+SMALL = {  # the embedded model: shorter values and fewer pairs, so the job takes minutes
+    "max_tokens: 640": "max_tokens: 40",
+    "max_tokens: 192": "max_tokens: 40",
+    "max_tokens: 128": "max_tokens: 24",
+    "max_tokens: 160": "max_tokens: 40",
+    "per_point: 3": "per_point: 2",
+}
+
+
+def gramagents(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gramagents", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=1800)  # fmt: skip
+
+
+@pytest.mark.slow
+def test_the_embedded_model_runs_every_stage_and_records_every_outcome(tmp_path):
+    recipe = (ROOT / "graphs" / "grammar-book.yaml").read_text(encoding="utf-8")
+    for old, new in SMALL.items():
+        assert old in recipe
+        recipe = recipe.replace(old, new)
+    (tmp_path / "small.yaml").write_text(recipe, encoding="utf-8")
+    write_pdf(tmp_path / "book.pdf")
+    args = ("build", "small.yaml", "--source", "book.pdf", "--limit", "2", "--run-dir", "b")
+    result = gramagents(*args, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("built ") and "pymupdf" not in result.stdout
+    stages = json.loads((tmp_path / "b" / "manifest.json").read_text())["stages"]
+    assert list(stages) == ["read", "sections", "windows", "extract", "merge", "generate",
+                            "dedup", "backcheck", "twins", "banks"]  # fmt: skip
+    windows = stages["windows"]["text_windows"] + stages["windows"]["table_rows"]
+    assert windows == stages["extract"]["planned"] == 3  # one text window, two table rows
+    extract = stages["extract"]
+    assert extract["points"] + extract["none"] + extract["failed"] == 3
+    points = lines(tmp_path / "b" / "points.jsonl")
+    assert stages["merge"]["kept"] == len(points)
+    assert all(p["pages"] == [2] and p["model"] == "smollm2" for p in points)
+    generate, dedup = stages["generate"], stages["dedup"]
+    assert generate["planned"] == 2 * len(points)
+    assert generate["generated"] + generate["failed"] == generate["planned"]
+    assert dedup["before"] == generate["generated"]
+    check = stages["backcheck"]
+    assert check["planned"] == dedup["kept"]
+    assert check["accepted"] + check["rejected"] + check["failed"] == check["planned"]
+    assert stages["twins"]["planned"] == check["accepted"]
+    instances = lines(tmp_path / "b" / "instances.jsonl")
+    for instance in instances:
+        if instance["kind"] == "example" and instance["status"] != "failed":
+            [verdict] = instance["provenance"]["checks"]
+            assert verdict["model"] == "smollm2" and verdict["reason"]
+            assert 0 <= verdict["details"]["translation_quality"] <= 10
+    assert sum(i["kind"] == "pair" for i in instances) == stages["twins"].get("made", 0)
+    assert stages["banks"]["items"] == len(lines(tmp_path / "b" / "dataset.jsonl"))
+
+
+@pytest.mark.slow
+def test_the_embedded_model_at_two_decoding_settings_is_evaluated_on_the_banks(built, tmp_path):
+    models = ["smollm2", "smollm2?temperature=0.8&seed=1"]
+    args = ["eval", str(built.folder.path), "--limit", "12", "--run-dir", "e"]
+    result = gramagents(*args, *(x for m in models for x in ("--model", m)), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    summary = {(r["model"], r["task"], r["metric"]): r["score"]
+               for r in json.loads((tmp_path / "e" / "summary.json").read_text())}  # fmt: skip
+    for model in models:
+        for task in ("GB-TASK1", "GB-TASK2", "GB-TASK3", "GB-TASK4"):
+            assert 0.0 <= summary[model, task, "acc"] <= 1.0
+            assert summary[model, task, "acc_std"] >= 0.0
+        assert 0.0 <= summary[model, "GB-TRANSLATE", "chrf++"] <= 100.0
+    assert (model, "GB-TASK1", "acc_n4") in summary  # --limit keeps every setting of a unit
+    folder = tmp_path / "e" / "grammar-book"
+    for name in ("degradation.svg", "correlation.svg"):
+        assert (folder / name).read_text(encoding="utf-8").startswith("<svg")
+    assert {p.name for p in (folder / "translations").iterdir()} == {
+        f"{slug(m)}.into.{part}.txt" for m in models for part in ("src", "hyp", "ref")
+    }
+    report = (tmp_path / "e" / "report.md").read_text(encoding="utf-8")
+    for heading in ("Grammar-book Table 3 layout", "Figure 4 layout", "## Translation",
+                    "Figure 2 layout"):  # fmt: skip
+        assert heading in report

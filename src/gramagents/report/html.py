@@ -14,6 +14,8 @@ _LABEL = 190
 
 def _chart(task: str, rows: list[tuple[str, float | None, float | None]]) -> str:
     height = _ROW * len(rows) + 10
+    # scores are shares (0-1) for most tasks; metrics on a 0-100 scale (chrF++, BLEU) fill the bar
+    scale = max([1.0, *(score for _, score, _ in rows if score is not None)])
     parts = [
         f'<svg width="{_LABEL + _BAR_WIDTH + 150}" height="{height}" role="img" '
         f'aria-label="{escape(task)} scores">'
@@ -23,7 +25,7 @@ def _chart(task: str, rows: list[tuple[str, float | None, float | None]]) -> str
         colour = "#9aa5b1" if name == "RANDOM" else "#3b6ea5"
         parts.append(f'<text x="{_LABEL - 8}" y="{y + 15}" text-anchor="end">{escape(name)}</text>')
         if score is not None:
-            width = max(1, round(score * _BAR_WIDTH))
+            width = max(1, round(score / scale * _BAR_WIDTH))
             parts.append(
                 f'<rect x="{_LABEL}" y="{y + 3}" width="{width}" height="{_ROW - 6}" '
                 f'fill="{colour}"><title>{escape(name)}: {score:.3f}</title></rect>'
