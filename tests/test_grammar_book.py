@@ -536,7 +536,7 @@ def test_the_embedded_model_runs_every_stage_and_records_every_outcome(tmp_path)
 @pytest.mark.slow
 def test_the_embedded_model_at_two_decoding_settings_is_evaluated_on_the_banks(built, tmp_path):
     models = ["smollm2", "smollm2?temperature=0.8&seed=1"]
-    args = ["eval", str(built.folder.path), "--limit", "12", "--run-dir", "e"]
+    args = ["eval", str(built.folder.path), "--limit", "6", "--run-dir", "e"]
     result = gramagents(*args, *(x for m in models for x in ("--model", m)), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     summary = {(r["model"], r["task"], r["metric"]): r["score"]
