@@ -15,7 +15,7 @@ _LABEL = 190
 def _chart(task: str, rows: list[tuple[str, float | None, float | None]]) -> str:
     height = _ROW * len(rows) + 10
     # scores are shares (0-1) for most tasks; metrics on a 0-100 scale (chrF++, BLEU) fill the bar
-    scale = max([1.0, *(score for _, score, _ in rows if score is not None)])
+    scale = 100.0 if any(score is not None and score > 1 for _, score, _ in rows) else 1.0
     parts = [
         f'<svg width="{_LABEL + _BAR_WIDTH + 150}" height="{height}" role="img" '
         f'aria-label="{escape(task)} scores">'

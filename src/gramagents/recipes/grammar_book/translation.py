@@ -16,7 +16,6 @@ the paper's Table 3 reports.
 from __future__ import annotations
 
 import importlib.util
-import os
 from functools import lru_cache
 from pathlib import Path
 from statistics import mean, pstdev
@@ -82,8 +81,3 @@ def signatures() -> dict[str, str]:
 def spread(values: list[float]) -> dict[str, float]:
     """Mean and (population) standard deviation of sentence scores."""
     return {"mean": mean(values), "std": pstdev(values)} if values else {"mean": 0.0, "std": 0.0}
-
-
-def sacrebleu_home() -> str:
-    """The folder sacrebleu keeps its models in (`$SACREBLEU`, else `~/.sacrebleu`)."""
-    return os.environ.get("SACREBLEU", str(Path.home() / ".sacrebleu"))
