@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import json
+import math
 import subprocess
 import sys
 import types
@@ -67,7 +68,7 @@ def test_the_random_baseline_counts_the_admissible_answers():
     assert guess_rate(item(2, [1, 1])) == 0.5  # Task 1 with two descriptions
     assert guess_rate(item(1, [0, 1])) == 0.5  # Task 2 with one sentence: it shows it or not
     assert guess_rate(item(4, [2, 2])) == 1 / 6  # Task 3: two of four points
-    assert guess_rate(item(4, [2, 2], base=False)) != guess_rate(item(4, [2, 2], base=False))
+    assert math.isnan(guess_rate(item(4, [2, 2], base=False)))  # the headline is the base's
 
 
 @pytest.mark.parametrize(
