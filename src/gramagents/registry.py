@@ -11,7 +11,7 @@ from .agents.base import AgentContext, AgentResult, AgentSpec, agent, agents_in,
 from .plugins import COMMANDS, Registry, load_recipes
 from .report.charts import Figure, report_chart
 from .report.layouts import Column, Layout, paper_table
-from .report.markdown import report_section
+from .report.markdown import report_files, report_section
 from .scoring.extract import Extraction, chain
 from .scoring.metrics import ItemScore, metric
 from .sources import ReadOptions, SourceData, source_reader
@@ -73,6 +73,7 @@ __all__ = [
     "per_instance",
     "record_file",
     "report_chart",
+    "report_files",
     "report_section",
     "source_reader",
     "task",

@@ -86,6 +86,19 @@ def render_build_report(manifest: RunManifest, view: BuildView) -> str:
         lines += [
             f"Review file: `{manifest.review.get('file')}` ({manifest.review.get('rows')} rows)."
         ]
+        decisions = manifest.review.get("decisions")
+        if decisions:
+            listed = ", ".join(f"{n} {d}" for d, n in decisions.items())
+            lines += [
+                f"Decisions imported from `{manifest.review.get('imported_from')}`: {listed}."
+            ]
+        validation = manifest.review.get("validation")
+        if validation:
+            lines += [
+                f"Human validation: {validation['valid']} of {validation['decided']} sampled "
+                f"sentences judged valid ({validation['valid_pct']:.1f} %); "
+                f"{validation['sampled']} were sampled."
+            ]
     warnings = (manifest.artifacts or {}).get("warnings")
     if warnings:
         lines += ["", f"## Warnings ({len(warnings)})", "", *(f"- {w}" for w in warnings[:50])]

@@ -36,7 +36,8 @@ def write_eval_report(
     rows = [r.model_dump(mode="json") for r in summary.rows()]
     write_atomic(folder.file("summary.json"), json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
     write_atomic(
-        folder.file("report.md"), render_report(manifest, summary, tasks, manifest.random_baselines)
+        folder.file("report.md"),
+        render_report(manifest, summary, tasks, manifest.random_baselines, folder.path),
     )
     return summary
 
