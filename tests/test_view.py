@@ -8,6 +8,7 @@ with the run's own files.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import shutil
 import threading
@@ -21,7 +22,7 @@ from gramagents.cli import app
 from gramagents.models.scripted import ScriptedBackend
 from gramagents.records import Item, PromptParts, RunManifest
 from gramagents.report.charts import CHARTS, Figure, report_chart
-from gramagents.report.markdown import SECTIONS, report_section
+from gramagents.report.markdown import FILE_SECTIONS, SECTIONS, report_files, report_section
 from gramagents.report.view import write_view
 from gramagents.report.view.serve import address, make_server
 from gramagents.runtime.rundir import write_jsonl_atomic
@@ -220,6 +221,26 @@ def test_recipes_add_sections_and_charts(hand_run):
     assert '<section class="card md" data-section="toy-view">' in page
     assert "<h2>Toy table</h2>" in page and "<td>p1</td>" in page
     assert "<h3>Toy chart</h3>" in page and '"values":[{"x":1,"y":2}]' in page
+
+
+def test_a_section_with_files_shows_its_plot_inside_the_page(hand_run, tmp_path):
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><rect/></svg>'
+
+    def section(folder, manifest, summary):
+        (folder / "toy").mkdir(exist_ok=True)
+        (folder / "toy" / "plot.svg").write_text(svg, encoding="utf-8")
+        return ["## Toy figure", "", "![plot](toy/plot.svg)", "", "![gone](toy/missing.svg)"]
+
+    report_files("toy-files", section)
+    try:
+        write_view([hand_run], out=tmp_path / "site")
+    finally:
+        FILE_SECTIONS.unregister("toy-files")
+    page = (tmp_path / "site" / "report.html").read_text(encoding="utf-8")
+    assert '<section class="card md" data-section="toy-files">' in page
+    encoded = base64.b64encode(svg.encode()).decode()
+    assert f'<img src="data:image/svg+xml;base64,{encoded}"' in page  # shown away from the run
+    assert '<img src="toy/missing.svg"' in page  # a file that is not there keeps its path
 
 
 def test_a_failed_write_leaves_the_previous_site(hand_run, monkeypatch):

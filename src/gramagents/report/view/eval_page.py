@@ -10,9 +10,9 @@ from pathlib import Path
 from ...records import RunManifest
 from ..charts import CHARTS, Figure
 from ..layouts import LAYOUTS, Layout
-from ..markdown import SECTIONS
+from ..markdown import FILE_SECTIONS, SECTIONS
 from ..summary import Summary
-from .markup import Figures, Num, card, facts, markdown, table
+from .markup import Figures, Num, card, facts, inline_images, markdown, table
 from .plots import Bar, agreement_scatter, heatmap, task_bars
 
 
@@ -285,6 +285,11 @@ def eval_overview(run: EvalRun, figures: Figures) -> str:
             parts.append(
                 f'<section class="card md" data-section="{name}">{markdown(lines)}</section>'
             )
+    for name, file_section in FILE_SECTIONS.all().items():  # their files are in the run
+        lines = file_section(run.path, manifest, summary)
+        if lines:
+            html = inline_images(markdown(lines), run.path)
+            parts.append(f'<section class="card md" data-section="{name}">{html}</section>')
     charts = task_bars(bars_of([run]), manifest.random_baselines, run.tasks)
     charts += heatmaps(run)
     for maker in CHARTS.all().values():

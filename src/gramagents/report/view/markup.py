@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import Sequence
 from html import escape
+from pathlib import Path
 from typing import Any
 
 from ..charts import Figure
@@ -140,3 +142,27 @@ def markdown(lines: list[str] | str) -> str:
 def attr_json(value: Any) -> str:
     """`value` as JSON inside an HTML attribute."""
     return escape(json.dumps(value, ensure_ascii=False, separators=(",", ":")), quote=True)
+
+
+_IMAGE = re.compile(r'<img src="([^":]+)"')
+"""An image a markdown section shows from a file beside its report (a relative path)."""
+_MEDIA = {".svg": "image/svg+xml", ".png": "image/png", ".jpg": "image/jpeg"}
+
+
+def inline_images(html: str, folder: Path) -> str:
+    """`html` with its relative images as data URIs read from `folder`.
+
+    A recipe's file section shows its plots by paths relative to the run folder; inlined,
+    they show wherever the page is written (`--out`, several runs), and the page stays one
+    self-contained site. An image that is not there, or of a kind not listed, keeps its path.
+    """
+
+    def data_uri(match: re.Match[str]) -> str:
+        path = folder / match.group(1)
+        media = _MEDIA.get(path.suffix.lower())
+        if media is None or not path.is_file():
+            return match.group(0)
+        encoded = base64.b64encode(path.read_bytes()).decode("ascii")
+        return f'<img src="data:{media};base64,{encoded}"'
+
+    return _IMAGE.sub(data_uri, html)
