@@ -90,12 +90,13 @@ def ours(
     asyncio.run(
         run_eval(
             pairs.data,
-            EvalOptions(
+            EvalOptions(  # the viewer is reporting, not scoring: bench/view.py measures it
                 models=[spec],
                 fmt=pairs.fmt,
                 run_dir=run_dir,
                 use_cache=False,
                 conditioning=conditioning,
+                view=False,
             ),
         )
     )

@@ -203,6 +203,10 @@ class ChatRequest(Record):
     """JSON schema of the structured output asked for, if any."""
     structured_mode: str | None = None
     """How structured output is asked for (e.g. `json`, `md_json`), if any."""
+    base_prompt: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The prompt's continuation form, one text for a model without a chat template (a base
+    model), when the template has one (`templates`); such a model reads the messages joined
+    otherwise. Left out of the record (and so of the cache key) when None."""
 
 
 class Generation(Record):

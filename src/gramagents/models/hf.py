@@ -158,16 +158,23 @@ class HFBackend(Backend):
         return await self._generate_batcher.submit(requests)
 
     def render(self, request: ChatRequest) -> list[int]:
-        """Token ids of a request's prompt (chat template when the model has one)."""
+        """Token ids of a request's prompt.
+
+        A model with a chat template reads the messages through it; one without (a base
+        model) reads the request's continuation form when it has one, else the messages'
+        contents joined.
+        """
         lm = self.lm
-        messages = [m.model_dump() for m in request.messages]
         if lm.has_chat_template:
+            messages = [m.model_dump() for m in request.messages]
             text = lm.tokenizer.apply_chat_template(
                 messages, tokenize=False, add_generation_prompt=True
             )
             ids = lm.tokenizer(text, add_special_tokens=False).input_ids
         else:
-            text = "\n\n".join(m["content"] for m in messages)
+            text = request.base_prompt
+            if text is None:
+                text = "\n\n".join(m.content for m in request.messages)
             ids = lm.tokenizer(text).input_ids
         return _cut_middle(list(ids), max(8, lm.max_length - request.params.max_tokens))
 

@@ -30,6 +30,7 @@ from ..runtime.retry import RetryPolicy
 from ..runtime.rundir import RunFolder, iter_jsonl, now_iso, repair_jsonl
 from ..sources.answers import apply_answer_file
 from ..sources.datasets import Dataset, read_dataset
+from ..sources.duplicates import summary
 from ..tasks import TaskSpec
 from ..templates import PromptTemplate, load_prompt
 from ..versions import package_versions
@@ -63,6 +64,8 @@ class EvalOptions:
     conditioning: str | None = None
     """How every minimal pair is scored (`spaced` or `bare`); None: as each task's items or
     the task itself say (pair_conditioning.py)."""
+    view: bool = True
+    """Write the run viewer (`report.html` and `view/`) when the run ends."""
 
 
 @dataclass
@@ -199,7 +202,7 @@ async def run_eval(
 def _read(dataset_path: str | Path, options: EvalOptions) -> tuple[Dataset, Selection]:
     dataset = read_dataset(dataset_path, options.fmt)
     if options.answers is not None:
-        apply_answer_file(dataset.items, options.answers)
+        dataset.duplicates += apply_answer_file(dataset.items, options.answers)
         dataset.digest = hashlib.sha256(
             (dataset.digest + file_hash(options.answers)).encode()
         ).hexdigest()
@@ -262,6 +265,7 @@ def _eval_manifest(
             "format": options.fmt,
             "items": len(selection.items),
             **dataset.info,
+            "duplicates": summary(dataset.duplicates),
         },
         tasks=selection.per_task,
         conditioning=selection.conditioning,
@@ -342,7 +346,9 @@ async def _run_eval(
         if isinstance(failure, GramagentsError) and folder.created and writer.written == 0:
             folder.discard()  # nothing was recorded: leave no folder behind
         else:
-            _finish(folder, manifest, models, items, resumed, writer, judge)
+            # the viewer takes seconds on a large run: not when the run was stopped
+            view = options.view and failure is None
+            _finish(folder, manifest, models, items, resumed, writer, judge, view)
             folder.close()
         cache.close()
     return EvalResult(folder=folder, manifest=manifest)
@@ -410,6 +416,7 @@ def _finish(
     resumed: int,
     writer: RecordWriter,
     judge: Model | None = None,
+    view: bool = True,
 ) -> None:
     labels = {m.label for m in models}
     in_scope = len(labels) * len(items)
@@ -440,5 +447,9 @@ def _finish(
         }
     manifest.status = "complete" if done == in_scope else "partial"
     manifest.finished = now_iso()
-    write_eval_report(folder, manifest, writer.summary.summary())
+    summary = write_eval_report(folder, manifest, writer.summary.summary())
     folder.write_manifest(manifest)
+    if view:
+        from ..report.view import write_view
+
+        write_view([folder.path], summary=summary)

@@ -112,8 +112,12 @@ def _render(
 ) -> tuple[
     list[ChatRequest | None], list[tuple[LoglikelihoodRequest, LoglikelihoodRequest] | None]
 ]:
-    """Each item's chat request, or for a minimal pair its two scoring requests."""
+    """Each item's chat request, or for a minimal pair its two scoring requests.
+
+    A task's decoding parameters are the model's where its spec sets some (`Model.params`).
+    """
     tasks, templates = ctx.tasks, ctx.templates
+    params = {name: ctx.model.params(spec.params) for name, spec in tasks.items()}
     requests: list[ChatRequest | None] = []
     pairs: list[tuple[LoglikelihoodRequest, LoglikelihoodRequest] | None] = []
     for item in items:
@@ -138,8 +142,9 @@ def _render(
         requests.append(
             ChatRequest(
                 messages=template.render(item.prompt.vars),
-                params=spec.params,
+                params=params[item.task],
                 prompt_hash=template.hash,
+                base_prompt=template.render_base(item.prompt.vars),
             )
         )
         pairs.append(None)

@@ -2,6 +2,11 @@
 
 BLiMP: JSONL, one file per paradigm, lines with `sentence_good`, `sentence_bad` and (as the
 released files have them) `field`, `linguistics_term`, `UID`, `pairID`.
+
+A BLiMP pair is `BLIMP/<UID>/<pairID>`: a line repeating an earlier pair's id with the same
+two sentences is scored once and listed in the manifest's `dataset.duplicates`; with other
+sentences it is an error naming the file, the line and `pairID`. A CLiMP pair is named by its
+file and line (`CLIMP/<file>/<line>`), so its ids cannot repeat.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from ...errors import InputError
 from ...records import Item, PromptParts
 from ...sources import _text
 from ...sources.datasets import Dataset, dataset_format
+from ...sources.duplicates import RepeatedIds
 
 
 def files_in(path: Path, suffix: str) -> list[Path]:
@@ -66,6 +72,7 @@ def read_blimp(path: Path) -> Dataset:
     files = files_in(path, ".jsonl")
     items: list[Item] = []
     lines: dict[str, int] = {}
+    repeated = RepeatedIds("pair")
     for file in files:
         text = _text.read_utf8(file)
         if not text.strip():
@@ -76,8 +83,9 @@ def read_blimp(path: Path) -> Dataset:
                     raise InputError(file, "missing or empty", line=line, field=field)
             uid = str(row.get("UID") or file.stem)
             item_id = f"BLIMP/{uid}/{row.get('pairID', line)}"
-            if item_id in lines:
-                raise InputError(file, f"duplicate pair '{item_id}'", line=line, field="pairID")
+            pair = (row["sentence_good"].strip(), row["sentence_bad"].strip())
+            if not repeated.admit(item_id, pair, file, line, field="pairID"):
+                continue  # the same pair twice: scored once, listed in the manifest
             meta = {
                 "UID": uid,
                 "linguistics_term": row.get("linguistics_term") or uid,
@@ -95,4 +103,6 @@ def read_blimp(path: Path) -> Dataset:
                 )
             )
             lines[item_id] = line
-    return dataset_of(path, files, items, "blimp", lines)
+    dataset = dataset_of(path, files, items, "blimp", lines)
+    dataset.duplicates = repeated.dropped
+    return dataset
