@@ -122,7 +122,8 @@ def test_the_request_echoes_the_prompt_with_logprobs_and_max_tokens_as_the_spec_
     request = LoglikelihoodRequest(context="", continuation="a b c", conditioning="spaced")
     with FakeChatServer(scorer=WordScorer()) as server:
         [one] = asyncio.run(score(scoring_model(server, fast_retry, "?prefix=<s>"), [request]))
-        asyncio.run(score(scoring_model(server, fast_retry, "?prefix=<s>&max_tokens=0"), [request]))
+        no_new = scoring_model(server, fast_retry, "?prefix=<s>&echo_max_tokens=0")
+        asyncio.run(score(no_new, [request]))
         first, second = server.completion_bodies
     assert (one.logprob, one.n_tokens) == (-3.0, 3) and one.greedy
     assert first["prompt"] == "<s> a b c" and first["echo"] is True and first["logprobs"] == 1
@@ -144,9 +145,9 @@ def test_a_server_without_prompt_logprobs_stops_with_one_line_naming_the_spec(sc
     assert sent == 1  # refused, not retried
 
 
-def test_the_spec_takes_max_tokens_0_or_1_and_the_prefix_is_part_of_the_cache_key():
-    with pytest.raises(SpecError, match="max_tokens must be 0 or 1, not '2'"):
-        create_backend("openai:m@http://127.0.0.1:9/v1?max_tokens=2")
+def test_the_spec_takes_echo_max_tokens_0_or_1_and_the_prefix_is_part_of_the_cache_key():
+    with pytest.raises(SpecError, match="echo_max_tokens must be 0 or 1, not '2'"):
+        create_backend("openai:m@http://127.0.0.1:9/v1?echo_max_tokens=2")
     request = LoglikelihoodRequest(context="", continuation="a b", conditioning="spaced")
     keys = {
         Model(create_backend(f"openai:{name}@http://127.0.0.1:9/v1{options}")).likelihood_keys(

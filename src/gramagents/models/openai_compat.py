@@ -37,7 +37,7 @@ from .openai_transports import (
 )
 from .spec import ModelSpec
 
-OPTIONS = {"timeout", "structured", "api_key_env", "client", "http", "max_tokens", "prefix"}
+OPTIONS = {"timeout", "structured", "api_key_env", "client", "http", "echo_max_tokens", "prefix"}
 CLIENTS = ("openai", "langchain")
 OPENAI_URL = "https://api.openai.com/v1"
 
@@ -123,9 +123,11 @@ class OpenAIBackend(Backend):
                 "(or give a server: openai:MODEL@http://HOST:PORT/v1)"
             )
         self._api_key = key or "EMPTY"
-        self.score_max_tokens = spec.option("max_tokens", "1")
-        if self.score_max_tokens not in ("0", "1"):
-            raise SpecError(spec.raw, f"max_tokens must be 0 or 1, not '{self.score_max_tokens}'")
+        echo_tokens = spec.option("echo_max_tokens", "1")
+        if echo_tokens not in ("0", "1"):
+            raise SpecError(spec.raw, f"echo_max_tokens must be 0 or 1, not '{echo_tokens}'")
+        self.echo_max_tokens = int(echo_tokens)
+        """`max_tokens` of a scoring request (new tokens after the echoed prompt, ignored)."""
         self.prefix = spec.option("prefix", "") or ""
         self._per_loop: dict[
             int, tuple[asyncio.AbstractEventLoop, SdkTransport, asyncio.Semaphore]
@@ -264,7 +266,7 @@ class OpenAIBackend(Backend):
         transport, semaphore = self._resources()
         text = scoring_text(request)
         prompt, _ = prompt_text(text, self.prefix)
-        max_tokens = int(self.score_max_tokens or "1")
+        max_tokens = self.echo_max_tokens
         body = completions_body(self.model_name, prompt, max_tokens)
 
         async def attempt() -> Any:

@@ -2,7 +2,8 @@
 
 A minimal pair is scored on a server the way the legacy completions API allowed: the text is
 sent as the prompt with `echo: true`, `logprobs: 1` and `max_tokens` 1 (vLLM and SGLang want at
-least one new token; the generated one is ignored) or 0, and the reply lists every prompt token
+least one new token; the generated one is ignored) or 0 (the spec's `echo_max_tokens`; the
+decoding option `max_tokens` is the chat requests'), and the reply lists every prompt token
 with its log-probability given the tokens before it (`null` for the first).
 
 The conditioning is the local backend's (models/conditioning.py): the same context and scored
