@@ -64,3 +64,15 @@ def smollm2():
     backend = create_backend("smollm2")
     backend.lm  # noqa: B018 - load now
     return backend
+
+
+@pytest.fixture(scope="session")
+def completions_server() -> Iterator["FakeChatServer"]:  # noqa: F821
+    """The test server answering `/v1/completions` with SmolLM2's real prompt log-probabilities
+    (float32), started once for the session; its scorer shares the weights that
+    `smollm2?dtype=float32` loads in this process."""
+    from gramagents.testing.openai_server import FakeChatServer
+    from gramagents.testing.prompt_scorer import ModelScorer
+
+    with FakeChatServer(scorer=ModelScorer.embedded("float32")) as server:
+        yield server

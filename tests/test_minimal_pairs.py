@@ -2,8 +2,6 @@
 
 import asyncio
 import json
-import subprocess
-import sys
 
 import pytest
 import torch
@@ -155,25 +153,3 @@ def test_every_decision_matches_a_direct_transformers_computation(
     if fmt == "climp":  # how each file was read, the pair order of bare sentences with it
         layout = "sentences only, a pair on consecutive lines, grammatical first"
         assert f"| classifier.csv | {layout} | 6 |" in report
-
-
-def test_an_api_model_cannot_score_minimal_pairs(tmp_path):
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "gramagents",
-            "eval",
-            str(BLIMP),
-            "--format",
-            "blimp",
-            "--model",
-            "openai:m@http://127.0.0.1:9/v1",
-            "--run-dir",
-            str(tmp_path / "run"),
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert result.returncode == 2 and "only local models" in result.stderr
-    assert result.stderr.count("\n") == 1 and not (tmp_path / "run").exists()

@@ -53,7 +53,8 @@ class Backend(ABC):
 
     name: ClassVar[str]
     supports_loglikelihood: ClassVar[bool] = False
-    """Whether `loglikelihood` works (local models); minimal-pair tasks need it."""
+    """Whether `loglikelihood` works (local models, OpenAI-compatible completions servers);
+    minimal-pair tasks need it."""
     structured_mode: ClassVar[str] = "json"
     """How structured output is asked for: `json` (response_format) or `md_json` (a fenced
     JSON block in plain text, for models without constrained decoding)."""
@@ -72,11 +73,18 @@ class Backend(ABC):
         """Answer chat requests; a request that fails after retries gets `Generation.error`."""
 
     async def loglikelihood(self, requests: list[LoglikelihoodRequest]) -> list[Loglikelihood]:
-        """Log-probabilities of continuations; local backends only."""
+        """Log-probabilities of continuations (backends with `supports_loglikelihood`)."""
         raise NotSupported(f"{self.spec.label} cannot score log-likelihoods")
 
     async def check(self) -> None:  # noqa: B027 - optional hook
         """Fail early (BackendUnavailable) when the model cannot be reached or loaded."""
+
+    async def check_loglikelihood(self) -> None:  # noqa: B027 - optional hook
+        """Fail early when the model cannot score log-likelihoods after all.
+
+        A remote server may lack prompt log-probabilities; called after `check` when a run has
+        minimal pairs.
+        """
 
     @property
     def chunk_size(self) -> int:

@@ -19,10 +19,11 @@ an empty context is the model's prefix token (BOS, else EOS) alone; a non-empty 
 its trailing whitespace to the continuation, the whole text is tokenized once and the
 continuation's tokens are those after the context's own tokens.
 
-Every backend uses this module: `scoring_text` gives the two strings (a completions API with
-echo and log-probabilities is sent `context + continuation`, with the prefix token's text
-standing for an empty context, and sums the log-probabilities of the tokens from
-`len(context)` on), `encode` the token ids a local tokenizer makes of them.
+Every backend uses this module: `scoring_text` gives the two strings (a completions server
+with echo and log-probabilities is sent `context + continuation`, with the prefix token's
+text, or the BOS the server adds, standing for an empty context, and the log-probabilities of
+the continuation's tokens are summed: models/openai_loglik.py), `encode` the token ids a local
+tokenizer makes of them.
 """
 
 from __future__ import annotations

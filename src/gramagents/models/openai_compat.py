@@ -1,4 +1,4 @@
-"""OpenAI-compatible chat servers (vLLM, Ollama, llama.cpp, `transformers serve`, the OpenAI API).
+"""OpenAI-compatible servers (vLLM, SGLang, Ollama, llama.cpp, `transformers serve`, OpenAI).
 
 Requests are asynchronous, at most `--concurrency` in flight, sent by a transport
 (models/openai_transports.py: the openai SDK's `AsyncOpenAI`, or langchain-openai on it with
@@ -7,6 +7,10 @@ treated apart from server errors and timeouts, `Retry-After` is honoured, the ba
 and each request stops at a total deadline. A server that cannot be reached
 at all, or that refuses the key, stops the run with one clear line; other failures are
 recorded per request.
+
+Minimal pairs are scored over `/v1/completions` with echo and log-probabilities
+(models/openai_loglik.py), with the same transport, concurrency bound and retries as chat; a
+server that gives no prompt log-probabilities stops the run with one line naming the spec.
 """
 
 from __future__ import annotations
@@ -18,9 +22,11 @@ import time
 from typing import Any
 
 from ..errors import BackendUnavailable, GramagentsError, SpecError
-from ..records import ChatRequest, Generation
+from ..records import ChatRequest, Generation, Loglikelihood, LoglikelihoodRequest
 from ..runtime.retry import ErrorKind, call_with_retries
 from .base import Backend, BackendSettings
+from .conditioning import scoring_text
+from .openai_loglik import NoPromptLogprobs, completions_body, prompt_text, score_reply
 from .openai_transports import (
     HTTP_CLIENTS,
     ApiError,
@@ -31,7 +37,7 @@ from .openai_transports import (
 )
 from .spec import ModelSpec
 
-OPTIONS = {"timeout", "structured", "api_key_env", "client", "http"}
+OPTIONS = {"timeout", "structured", "api_key_env", "client", "http", "echo_max_tokens", "prefix"}
 CLIENTS = ("openai", "langchain")
 OPENAI_URL = "https://api.openai.com/v1"
 
@@ -83,6 +89,7 @@ class OpenAIBackend(Backend):
     """A chat model behind an OpenAI-compatible HTTP API."""
 
     name = "openai"
+    supports_loglikelihood = True
 
     def __init__(self, spec: ModelSpec, settings: BackendSettings) -> None:
         super().__init__(spec, settings)
@@ -116,13 +123,22 @@ class OpenAIBackend(Backend):
                 "(or give a server: openai:MODEL@http://HOST:PORT/v1)"
             )
         self._api_key = key or "EMPTY"
+        echo_tokens = spec.option("echo_max_tokens", "1")
+        if echo_tokens not in ("0", "1"):
+            raise SpecError(spec.raw, f"echo_max_tokens must be 0 or 1, not '{echo_tokens}'")
+        self.echo_max_tokens = int(echo_tokens)
+        """`max_tokens` of a scoring request (new tokens after the echoed prompt, ignored)."""
+        self.prefix = spec.option("prefix", "") or ""
         self._per_loop: dict[
             int, tuple[asyncio.AbstractEventLoop, SdkTransport, asyncio.Semaphore]
         ] = {}
 
     def identity(self) -> dict[str, Any]:
         """Backend, model name and base URL."""
-        return {"backend": "openai", "model": self.model_name, "base_url": self.base_url}
+        identity = {"backend": "openai", "model": self.model_name, "base_url": self.base_url}
+        if self.prefix:  # what stands before a sentence scored alone changes its score
+            identity["prefix"] = self.prefix
+        return identity
 
     @property
     def chunk_size(self) -> int:
@@ -231,6 +247,57 @@ class OpenAIBackend(Backend):
             prompt_tokens=reply.prompt_tokens,
             completion_tokens=reply.completion_tokens,
             latency_s=time.perf_counter() - started,
+        )
+
+    # -- log-likelihood -----------------------------------------------------------------------
+
+    async def loglikelihood(self, requests: list[LoglikelihoodRequest]) -> list[Loglikelihood]:
+        """Score continuations over `/v1/completions`, at most `concurrency` in flight."""
+        return list(await asyncio.gather(*(self._score_one(r) for r in requests)))
+
+    async def check_loglikelihood(self) -> None:
+        """Score one sentence as a BLiMP pair is scored: a server that cannot stops here."""
+        probe = LoglikelihoodRequest(
+            context="", continuation="The cat sleeps.", conditioning="spaced"
+        )
+        await self._score_one(probe)
+
+    async def _score_one(self, request: LoglikelihoodRequest) -> Loglikelihood:
+        transport, semaphore = self._resources()
+        text = scoring_text(request)
+        prompt, _ = prompt_text(text, self.prefix)
+        max_tokens = self.echo_max_tokens
+        body = completions_body(self.model_name, prompt, max_tokens)
+
+        async def attempt() -> Any:
+            self.stats.requests_sent += 1
+            return await transport.post("/completions", body)
+
+        async with semaphore:
+            try:
+                reply = await call_with_retries(attempt, self.settings.retry, classify, retry_after)
+                return score_reply(reply, len(text.continuation), max_tokens)
+            except NoPromptLogprobs as exc:
+                raise self._no_logprobs(str(exc)) from None
+            except Exception as exc:  # noqa: BLE001 - sorted below
+                kind = classify(exc)
+                if isinstance(exc, ApiError) and kind is ErrorKind.PERMANENT:
+                    raise self._no_logprobs(_describe(exc)) from None
+                self.stats.failed += 1
+                if kind is ErrorKind.FATAL:
+                    raise BackendUnavailable(
+                        f"--model '{self.spec.raw}': {_describe(exc)}"
+                    ) from None
+                raise BackendUnavailable(
+                    f"--model '{self.spec.raw}': scoring a sentence on {self.base_url} failed "
+                    f"({_describe(exc)}); re-run the same command to resume"
+                ) from None
+
+    def _no_logprobs(self, reason: str) -> BackendUnavailable:
+        return BackendUnavailable(
+            f"--model '{self.spec.raw}': {self.base_url}/completions gives no log-probabilities "
+            f"of the prompt ({reason}); minimal pairs need a server that answers echo with "
+            "logprobs (vLLM, SGLang)"
         )
 
     async def aclose(self) -> None:

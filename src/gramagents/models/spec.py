@@ -3,7 +3,8 @@
 ``smollm2``                              the embedded default (SmolLM2-135M-Instruct GGUF)
 ``hf:PATH_OR_ID[?gguf_file=F&dtype=D&device=X&batch_size=N&revision=R]``
 ``openai:MODEL[@BASE_URL][?timeout=S&structured=json|md_json|tools&api_key_env=VAR
-                           &client=openai|langchain&http=aiohttp|httpx]``
+                           &client=openai|langchain&http=aiohttp|httpx
+                           &echo_max_tokens=1|0&prefix=TEXT]``
 
 Options after ``?`` are ``key=value`` pairs joined by ``&``; each backend says which it takes.
 Every backend also takes the decoding options (``temperature``, ``top_p``, ``seed``,

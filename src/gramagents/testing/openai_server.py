@@ -7,6 +7,12 @@ receives and can inject faults into the next requests: HTTP 429 (with `Retry-Aft
 HTTP 401, a response slower than the client's timeout, a malformed JSON body, or a dropped
 connection. With an `ssl_context` it speaks HTTPS.
 
+Given a `scorer` (testing/prompt_scorer.py, e.g. `ModelScorer.embedded()`), it also answers
+`POST /v1/completions` as vLLM does, echo and log-probabilities of the prompt's tokens
+included, with that model's real numbers; without one that endpoint answers 404, as a
+chat-only server does. `prompt_logprobs=False` makes it answer like a server that ignores
+`echo` for log-probabilities (`logprobs: null`).
+
     with FakeChatServer(responder=lambda body: "T", delay=0.1) as server:
         spec = f"openai:fake@{server.base_url}"
 """
@@ -64,6 +70,12 @@ class FakeChatServer:
     port: int = 0
     ssl_context: ssl.SSLContext | None = None
     """When set, the server speaks HTTPS with this context (its certificate and key)."""
+    scorer: Any = None
+    """A `ModelScorer` that answers `/v1/completions`; none: that endpoint answers 404."""
+    prompt_logprobs: bool = True
+    """False: completions come back with `logprobs: null`, as from a server without echo."""
+    completion_bodies: list[dict[str, Any]] = field(default_factory=list)
+    """Bodies of the completions requests received so far."""
     _in_flight: int = 0
     _thread: threading.Thread | None = None
     _loop: asyncio.AbstractEventLoop | None = None
@@ -121,6 +133,7 @@ class FakeChatServer:
         app = web.Application()
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/v1/completions", self._completions)
         app.router.add_get("/stats", self._stats)
         runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
         loop.run_until_complete(runner.setup())
@@ -187,6 +200,42 @@ class FakeChatServer:
             with self._lock:
                 self._in_flight -= 1
 
+    async def _completions(self, request: Any) -> Any:
+        from aiohttp import web
+
+        body = await request.json()
+        with self._lock:
+            self.completion_bodies.append(body)
+        if self.scorer is None:
+            return web.json_response(
+                {"error": {"message": "Not Found", "type": "not_found"}}, status=404
+            )
+        prompts = body.get("prompt", "")
+        prompts = prompts if isinstance(prompts, list) else [prompts]
+        loop = asyncio.get_running_loop()
+        choices = []
+        used = generated = 0
+        for index, prompt in enumerate(prompts):
+            choice, counts = await loop.run_in_executor(
+                None, _completion_choice, self.scorer, body, str(prompt), self.prompt_logprobs
+            )
+            choices.append({**choice, "index": index})
+            used, generated = used + counts[0], generated + counts[1]
+        return web.json_response(
+            {
+                "id": f"cmpl-{time.monotonic_ns()}",
+                "object": "text_completion",
+                "created": int(time.time()),
+                "model": body.get("model", self.model),
+                "choices": choices,
+                "usage": {
+                    "prompt_tokens": used,
+                    "completion_tokens": generated,
+                    "total_tokens": used + generated,
+                },
+            }
+        )
+
     async def _fault(self, fault: Fault, request: Any) -> Any:
         from aiohttp import web
 
@@ -236,6 +285,36 @@ def _completion(body: dict[str, Any], text: str, model: str) -> dict[str, Any]:
     }
 
 
+def _completion_choice(
+    scorer: Any, body: dict[str, Any], prompt: str, prompt_logprobs: bool
+) -> tuple[dict[str, Any], tuple[int, int]]:
+    """One completions choice: echo, `logprobs` and `max_tokens` as the request asks."""
+    max_tokens = body.get("max_tokens")
+    max_tokens = 16 if max_tokens is None else int(max_tokens)
+    top, echo = body.get("logprobs"), bool(body.get("echo"))
+    tokens, count = scorer.complete(prompt, max_tokens, int(top or 0))
+    listed = tokens if echo else tokens[count:]
+    generated = "".join(t.text for t in tokens[count:])
+    logprobs = None
+    if top is not None and (prompt_logprobs or not echo):
+        offsets, at = [], 0 if echo else len(prompt)
+        for token in listed:
+            offsets.append(at)
+            at += len(token.text)
+        logprobs = {
+            "tokens": [t.text for t in listed],
+            "token_logprobs": [t.logprob for t in listed],
+            "top_logprobs": [t.top for t in listed],
+            "text_offset": offsets,
+        }
+    choice = {
+        "text": (prompt if echo else "") + generated,
+        "logprobs": logprobs,
+        "finish_reason": "length",
+    }
+    return choice, (count, len(tokens) - count)
+
+
 def main() -> None:
     """Serve from the command line (for benchmarks that need the server in its own process).
 
@@ -248,9 +327,16 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--answer", default="T")
+    parser.add_argument(
+        "--embedded", action="store_true", help="answer /v1/completions with SmolLM2 (float32)"
+    )
     args = parser.parse_args()
     answer = args.answer
     server = FakeChatServer(responder=lambda body: answer, delay=args.delay, port=args.port)
+    if args.embedded:
+        from .prompt_scorer import ModelScorer
+
+        server.scorer = ModelScorer.embedded()
     server.start()
     print(server.base_url, flush=True)
     try:

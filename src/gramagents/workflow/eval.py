@@ -228,10 +228,12 @@ async def _open_backends(
         if pair_tasks and not backend.supports_loglikelihood:
             raise GramagentsError(
                 f"--model '{backend.spec.label}': {', '.join(pair_tasks)} compare log-likelihoods, "
-                "which only local models give (smollm2, hf:...); leave those tasks out with "
-                "another dataset, or use a local model"
+                "which this backend does not give (local models and openai: servers with "
+                "/v1/completions do); leave those tasks out with another dataset, or use one"
             )
         await backend.check()
+        if pair_tasks:
+            await backend.check_loglikelihood()
     return backends
 
 
