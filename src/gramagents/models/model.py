@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import time
@@ -124,12 +125,8 @@ class Model:
                 todo[key] = request
         fresh: dict[str, Generation] = {}
         if todo:
-            answers = await self.backend.complete(list(todo.values()))
-            fresh = dict(zip(todo, answers, strict=True))
-            self.cache.put_many(
-                {k: g.model_dump(mode="json") for k, g in fresh.items() if g.error is None}
-            )
-            self.stats.failed += sum(1 for g in answers if g.error is not None)
+            fresh = await self._answer(todo)
+            self.stats.failed += sum(1 for g in fresh.values() if g.error is not None)
         results: list[Generation] = []
         first: dict[str, Generation] = {}
         for key in keys:
@@ -143,6 +140,29 @@ class Model:
             first.setdefault(key, result)
             results.append(result)
         return results
+
+    async def _answer(self, todo: dict[str, ChatRequest]) -> dict[str, Generation]:
+        """Ask the backend for `todo` (by cache key) and store the answers (never errors).
+
+        A backend that answers requests one by one has each answer stored as it arrives: a
+        run killed while a slow request (retrying, say) is still out has kept the rest.
+        """
+        if not self.backend.answers_one_by_one or len(todo) == 1:
+            answers = await self.backend.complete(list(todo.values()))
+            fresh = dict(zip(todo, answers, strict=True))
+            self.cache.put_many(
+                {k: g.model_dump(mode="json") for k, g in fresh.items() if g.error is None}
+            )
+            return fresh
+
+        async def one(key: str, request: ChatRequest) -> Generation:
+            [answer] = await self.backend.complete([request])
+            if answer.error is None:
+                self.cache.put_many({key: answer.model_dump(mode="json")})
+            return answer
+
+        answers = await asyncio.gather(*(one(k, r) for k, r in todo.items()))
+        return dict(zip(todo, answers, strict=True))
 
     async def loglikelihood(
         self, requests: list[LoglikelihoodRequest], keys: list[str] | None = None

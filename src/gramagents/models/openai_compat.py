@@ -83,6 +83,7 @@ class OpenAIBackend(Backend):
     """A chat model behind an OpenAI-compatible HTTP API."""
 
     name = "openai"
+    answers_one_by_one = True
 
     def __init__(self, spec: ModelSpec, settings: BackendSettings) -> None:
         super().__init__(spec, settings)
