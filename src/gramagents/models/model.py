@@ -145,7 +145,8 @@ class Model:
         """Ask the backend for `todo` (by cache key) and store the answers (never errors).
 
         A backend that answers requests one by one has each answer stored as it arrives: a
-        run killed while a slow request (retrying, say) is still out has kept the rest.
+        run killed while a slow request (retrying, say) is still out has kept the rest, and
+        loses no more answers than it had requests in flight.
         """
         if not self.backend.answers_one_by_one or len(todo) == 1:
             answers = await self.backend.complete(list(todo.values()))
@@ -155,10 +156,15 @@ class Model:
             )
             return fresh
 
+        # sending and storing under one limit: no more answers than requests in flight can be
+        # lost to a kill (an answer waiting for its turn to be stored would be one more)
+        slots = asyncio.Semaphore(max(1, self.backend.settings.concurrency))
+
         async def one(key: str, request: ChatRequest) -> Generation:
-            [answer] = await self.backend.complete([request])
-            if answer.error is None:
-                self.cache.put_many({key: answer.model_dump(mode="json")})
+            async with slots:
+                [answer] = await self.backend.complete([request])
+                if answer.error is None:
+                    self.cache.put_many({key: answer.model_dump(mode="json")})
             return answer
 
         answers = await asyncio.gather(*(one(k, r) for k, r in todo.items()))
