@@ -108,6 +108,7 @@ def ours(base_url: str, texts: list[str], concurrency: int, work: Path, options:
         concurrency=concurrency,
         run_dir=work / "ours",
         use_cache=False,
+        view=False,  # the viewer is reporting, not requests: bench/view.py measures it
     )
     started = time.perf_counter()
     result = asyncio.run(run_eval(dataset, options))

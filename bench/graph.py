@@ -3,7 +3,8 @@
 40,000 items (CPG banks from a synthetic 1,040-point table, all eight tasks) are evaluated
 with a zero-latency scripted model and no cache, twice: by `gramagents eval`'s graph
 (`run_eval`: plan, chunks fanned out with `Send`, each chunk's answer node asking the model
-and scoring, records appended, summary and report written), and by a plain loop over the
+and scoring, records appended, summary and `report.md` written; the viewer is left out, as
+`bench/view.py` measures it), and by a plain loop over the
 same items that renders each prompt, asks the same scripted model, extracts and scores with
 the same functions, appends the same records to JSONL files and writes the summary. The
 loop is the floor; the overhead is the graph's time over the loop's.
@@ -114,7 +115,8 @@ def graph(dataset: Path, out: Path) -> float:
     from gramagents.workflow.eval import EvalOptions, run_eval
 
     started = time.perf_counter()
-    options = EvalOptions(models=["scripted:bench-graph"], run_dir=out, use_cache=False)
+    # the viewer (report.html) is reporting, not the graph: bench/view.py measures it
+    options = EvalOptions(models=["scripted:bench-graph"], run_dir=out, use_cache=False, view=False)
     asyncio.run(run_eval(dataset, options))
     return time.perf_counter() - started
 

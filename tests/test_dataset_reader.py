@@ -45,7 +45,11 @@ def test_items_share_the_strings_they_repeat(tmp_path):
         ([json.dumps(GOOD), "[1, 2]"], ":2:", "JSON object"),
         ([json.dumps({"id": "a", "task": "SINGLE-T"})], ":1:", "field 'prompt'"),
         ([json.dumps({**GOOD, "prompt": {"template": 3}})], ":1:", "field 'prompt.template'"),
-        ([json.dumps(GOOD), json.dumps(GOOD)], ":2:", "duplicate id 'a' (first on line 1)"),
+        (
+            [json.dumps(GOOD), json.dumps({**GOOD, "answer": "F"})],
+            ":2:",
+            "duplicate id 'a' (first on line 1) with different content ('answer' differs)",
+        ),
     ],
 )
 def test_a_bad_line_is_one_error_naming_file_line_and_field(tmp_path, lines, where, words):

@@ -8,6 +8,7 @@ from gramagents.judging.statistics import pearson, quadratic_kappa
 from gramagents.models.hf import _cut_middle
 from gramagents.recipes.edu.metrics import (
     extract_choice,
+    extract_choices,
     extract_label,
     extract_score,
     rmse,
@@ -34,6 +35,23 @@ from gramagents.recipes.edu.metrics import (
 )
 def test_the_choice_extraction_chain(text, letter, rule):
     assert extract_choice(text, "ABCD") == (letter, rule)
+
+
+@pytest.mark.parametrize(
+    ("text", "letters", "rule"),
+    [
+        ("BD", "BD", "bare"),
+        ("B、D", "BD", "bare"),
+        ("答案是D和B。", "BD", "answer-is-zh"),
+        ("我选择A，C", "AC", "choose-zh"),
+        ("The correct answers are A and C.", "AC", "answer-is-en"),
+        ("AC. 鲸和蝙蝠都是哺乳动物", "AC", "leading"),
+        ("答案是BE", None, "invalid"),  # E is not an option of this item
+        ("鲸和蝙蝠", None, "invalid"),
+    ],
+)
+def test_several_letters_are_read_from_a_reply(text, letters, rule):
+    assert extract_choices(text, "ABCD") == (letters, rule)
 
 
 def test_scores_and_labels_are_read_from_replies():

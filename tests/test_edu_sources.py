@@ -4,8 +4,9 @@ from pathlib import Path
 import pytest
 
 from gramagents.errors import InputError
+from gramagents.recipes.edu.options import split_options
 from gramagents.recipes.edu.qc import anomaly_flags, difficulty_flags
-from gramagents.recipes.edu.sources import EduItem, grade_of, parse_options, read_edueval
+from gramagents.recipes.edu.sources import EduItem, grade_of, read_edueval
 from gramagents.recipes.edu.taxonomy import level, router_guide
 from gramagents.workflow.filters import near_duplicates
 from gramagents.workflow.nodes import texts
@@ -54,7 +55,7 @@ def test_the_mini_layout_gives_every_shape_with_levels_and_grades():
     ],
 )
 def test_options_are_split_out_of_the_question(text, stem, options):
-    assert parse_options(text) == (stem, options)
+    assert split_options(text) == (stem, options)
 
 
 def test_grades_come_from_file_names():

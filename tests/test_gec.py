@@ -22,7 +22,9 @@ from .conftest import ROOT
 ITEMS = ROOT / "examples" / "gec" / "grammar-items.jsonl"
 BIN = Path(sys.executable).parent
 CORRECTIONS_ONLY = (
-    (ROOT / "graphs" / "gec.yaml").read_text(encoding="utf-8").replace("      GEC-PAIR: {}\n", "")
+    (ROOT / "graphs" / "gec.yaml")
+    .read_text(encoding="utf-8")
+    .replace("      GEC-PAIR: {conditioning: spaced}\n", "")
 )
 
 
@@ -183,6 +185,40 @@ def test_minimal_pair_tasks_need_a_local_model(tmp_path):
             )
         )
     assert not (tmp_path / "e").exists()
+
+
+@pytest.mark.parametrize("conditioning", ["bare", "spaced", None])
+def test_the_recipe_says_how_gec_pairs_are_scored(tmp_path, conditioning):
+    recipe = tmp_path / "gec.yaml"
+    line = "GEC-PAIR: {}" if conditioning is None else f"GEC-PAIR: {{conditioning: {conditioning}}}"
+    recipe.write_text(
+        (ROOT / "graphs" / "gec.yaml")
+        .read_text(encoding="utf-8")
+        .replace("      GEC-BASELINE: {}\n      GEC-GUIDED: {}\n", "")
+        .replace("GEC-PAIR: {conditioning: spaced}", line),
+        encoding="utf-8",
+    )
+    result = asyncio.run(
+        run_build(str(recipe), BuildOptions(source=ITEMS, agents=False, run_dir=tmp_path / "b"))
+    )
+    assert {i.task for i in result.items} == {"GEC-PAIR"}
+    assert {i.prompt.vars["conditioning"] for i in result.items} == {conditioning or "spaced"}
+
+
+def test_a_conditioning_that_is_not_one_is_refused_with_the_recipe_line(tmp_path):
+    recipe = tmp_path / "gec.yaml"
+    recipe.write_text(
+        (ROOT / "graphs" / "gec.yaml")
+        .read_text(encoding="utf-8")
+        .replace("GEC-PAIR: {conditioning: spaced}", "GEC-PAIR: {conditioning: lm-eval}"),
+        encoding="utf-8",
+    )
+    with pytest.raises(GramagentsError) as caught:
+        asyncio.run(
+            run_build(str(recipe), BuildOptions(source=ITEMS, agents=False, run_dir=tmp_path / "b"))
+        )
+    assert "conditioning" in str(caught.value) and "gec.yaml" in str(caught.value)
+    assert not (tmp_path / "b").exists()
 
 
 def pair_agent(request: ChatRequest) -> str:

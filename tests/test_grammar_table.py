@@ -103,10 +103,10 @@ def test_jsonl_with_bom_and_csv_default_kind(tmp_path):
         ),
         (
             "dupsent.csv",
-            "id,category,level,name,sentence\n1,c,1,n,x\n1,c,1,n,x\n",
+            "id,category,level,name,sentence,kind\n1,c,1,n,x,example\n1,c,1,n,x,confuser\n",
             3,
             "sentence",
-            "duplicate sentence",
+            "duplicate sentence '1: x' (first on line 2) with different content ('kind' differs)",
         ),
         ("empty.jsonl", "\n  \n", 1, None, "empty"),
         ("empty.csv", "", 1, None, "empty"),

@@ -8,7 +8,7 @@ import sys
 import pytest
 import torch
 
-from gramagents.errors import InputError
+from gramagents.errors import InputError, RunError
 from gramagents.sources.datasets import read_dataset
 from gramagents.workflow.eval import EvalOptions, run_eval
 
@@ -30,12 +30,13 @@ def test_blimp_files_become_pairs_with_their_paradigm():
     }
 
 
-def test_climp_files_pair_consecutive_rows_with_or_without_a_header():
+def test_climp_files_pair_consecutive_rows_in_each_layout():
     dataset = read_dataset(CLIMP, "climp")
     by_file: dict[str, list] = {}
     for item in dataset.items:
         by_file.setdefault(item.meta["source_file"], []).append(item)
     assert len(by_file["ba_construction.csv"]) == 8 and len(by_file["classifier.csv"]) == 6
+    assert len(by_file["anaphor_agreement_gender.csv"]) == 5  # the released `,0,1,2,3` layout
     second = by_file["ba_construction.csv"][1]  # written bad-first in the file
     assert second.prompt.vars == {"good": "他把门关上了。", "bad": "他把门关。"}
     assert by_file["classifier.csv"][0].prompt.vars == {
@@ -72,7 +73,7 @@ def test_climp_files_pair_consecutive_rows_with_or_without_a_header():
             "label",
             "must be 1",
         ),
-        ("r.csv", "A.\nB.\nC.\n", "climp", 3, None, "odd number"),
+        ("r.csv", "A.\nB.\nC.\n", "climp", 3, "sentence", "odd number"),
     ],
 )
 def test_bad_minimal_pair_files_name_line_and_field(tmp_path, name, text, fmt, line, field, words):
@@ -85,6 +86,7 @@ def test_bad_minimal_pair_files_name_line_and_field(tmp_path, name, text, fmt, l
 
 
 def summed_logprob(tokenizer, model, sentence: str) -> float:
+    """The sentence's log-probability after the BOS token, tokenized as it is given."""
     ids = [tokenizer.bos_token_id, *tokenizer(sentence, add_special_tokens=False).input_ids]
     with torch.inference_mode():
         logits = model(torch.tensor([ids])).logits[0, :-1].float()
@@ -94,15 +96,16 @@ def summed_logprob(tokenizer, model, sentence: str) -> float:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("path", "fmt", "tables", "use_cache"),
+    ("path", "fmt", "tables", "use_cache", "space"),
     [
-        (BLIMP, "blimp", ("UID", "linguistics_term"), True),
+        # BLiMP by default scores each sentence after a space, CLiMP as it is
+        (BLIMP, "blimp", ("UID", "linguistics_term"), True, " "),
         # without the cache the chunks render their own pairs (eval_graph.plan)
-        (CLIMP, "climp", ("phenomenon", "paradigm"), False),
+        (CLIMP, "climp", ("phenomenon", "paradigm"), False, ""),
     ],
 )
 def test_every_decision_matches_a_direct_transformers_computation(
-    tmp_path, path, fmt, tables, use_cache
+    tmp_path, path, fmt, tables, use_cache, space
 ):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -127,8 +130,8 @@ def test_every_decision_matches_a_direct_transformers_computation(
     assert len(responses) == len(items)
     for response in responses:
         pair = items[response["item_id"]].prompt.vars
-        good = summed_logprob(tokenizer, model, pair["good"])
-        bad = summed_logprob(tokenizer, model, pair["bad"])
+        good = summed_logprob(tokenizer, model, space + pair["good"])
+        bad = summed_logprob(tokenizer, model, space + pair["bad"])
         assert response["logprobs"]["good"] == pytest.approx(good, abs=1e-3)
         assert response["logprobs"]["bad"] == pytest.approx(bad, abs=1e-3)
         assert response["extracted"] == ("good" if good > bad else "bad")
@@ -137,6 +140,21 @@ def test_every_decision_matches_a_direct_transformers_computation(
     report = (tmp_path / "run" / "report.md").read_text(encoding="utf-8")
     for key in tables:
         assert f"## Scores by {key}" in report
+    how = "spaced" if space else "bare"
+    assert f"minimal pairs scored with conditioning {fmt.upper()} `{how}`" in report
+    assert result.manifest.conditioning == {fmt.upper(): how}
+    # the run folder holds pairs scored one way: it is not resumed the other way
+    other = "bare" if space else "spaced"
+    with pytest.raises(RunError, match=f"another conditioning \\({fmt.upper()} {how}\\)"):
+        asyncio.run(
+            run_eval(
+                path,
+                EvalOptions(models=[spec], fmt=fmt, run_dir=tmp_path / "run", conditioning=other),
+            )
+        )
+    if fmt == "climp":  # how each file was read, the pair order of bare sentences with it
+        layout = "sentences only, a pair on consecutive lines, grammatical first"
+        assert f"| classifier.csv | {layout} | 6 |" in report
 
 
 def test_an_api_model_cannot_score_minimal_pairs(tmp_path):

@@ -71,7 +71,9 @@ def test_shared_prefix_scores_equal_separate_rows_on_the_embedded_model(token_bu
 
     requests = (
         [
-            LoglikelihoodRequest(context="", continuation=text)
+            # both conditionings: the sentences after a space share their prefix tree, and
+            # do not share one with the same sentences as a text begins
+            LoglikelihoodRequest(context="", continuation=text, conditioning=conditioning)
             for text in (
                 "These children sing by the window.",
                 "These children sings by the window.",
@@ -79,10 +81,17 @@ def test_shared_prefix_scores_equal_separate_rows_on_the_embedded_model(token_bu
                 "The dog sleep in the kitchen.",
                 "The dogs sleep in the kitchen.",
             )
+            for conditioning in ("spaced", "bare")
         ]
         + [
             LoglikelihoodRequest(context="Which sentence is right? Answer:", continuation=option)
             for option in (" A", " B", " the first one", " the second one")
+        ]
+        + [
+            LoglikelihoodRequest(
+                context="选哪一句？答：", continuation=option, conditioning="spaced"
+            )
+            for option in ("我买了一本书。", "我买了一条书。")
         ]
         + [
             # Enough distinct sentences for several rows, which a large budget puts in one batch.

@@ -123,7 +123,8 @@ def test_eval_scores_released_banks_and_reports_table_3(tmp_path, released):
     random_row = next(line for line in report.splitlines() if line.startswith("| RANDOM | 0.500"))
     assert "| 0.200 | 0.250 |" in random_row  # SIM-GRA 1/5; CAT-GRA 1/4 options
     html = (tmp_path / "e" / "report.html").read_text(encoding="utf-8")
-    assert html.count("<svg") == len(BANKS)
+    assert '<table data-table="layout:CPG-EVAL Table 3 layout">' in html
+    assert (tmp_path / "e" / "view" / "data" / "run0" / "items" / "index.js").is_file()
 
 
 def test_bad_answer_files_name_the_line(tmp_path, released):

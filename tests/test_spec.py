@@ -33,6 +33,10 @@ def test_spec_strings_parse():
         ("openai:m@http://h/v1?timeout=soon", "timeout must be a number"),
         ("openai:m@http://h/v1?structured=xml", "structured must be"),
         ("", "empty model spec"),
+        ("smollm2?temperature=warm", "temperature must be a number"),
+        ("smollm2?temperature=-1", "temperature must be 0 or more"),
+        ("openai:m@http://h/v1?seed=1.5", "seed must be an integer"),
+        ("hf:x?top_p=0", "top_p must be in (0, 1]"),
     ],
 )
 def test_bad_specs_are_one_clear_line(spec, words):
@@ -50,3 +54,35 @@ def test_openai_api_without_key_says_which_variable(monkeypatch):
     assert (
         create_backend("openai:gpt-4o-mini").identity()["base_url"] == "https://api.openai.com/v1"
     )
+
+
+def test_decoding_options_replace_each_requests_decoding():
+    import asyncio
+    import json
+
+    from pydantic import BaseModel
+
+    from gramagents.models.model import Model
+    from gramagents.models.scripted import ScriptedBackend
+    from gramagents.records import GenParams, Message
+
+    class Echo(BaseModel):
+        temperature: float
+        seed: int | None
+
+    ScriptedBackend.register(
+        "echo-params",
+        lambda r: json.dumps({"temperature": r.params.temperature, "seed": r.params.seed}),
+    )
+    plain = Model(create_backend("scripted:echo-params"))
+    warm = Model(create_backend("scripted:echo-params?temperature=0.8&seed=3"))
+    params = GenParams(temperature=0.0, max_tokens=16)
+    assert plain.params(params) is params
+    assert warm.params(params) == GenParams(temperature=0.8, seed=3, max_tokens=16)
+
+    async def ask(model: Model) -> Echo:
+        result = await model.structured([Message(role="user", content="q")], Echo, params=params)
+        return result.value
+
+    assert asyncio.run(ask(warm)).model_dump() == {"temperature": 0.8, "seed": 3}
+    assert asyncio.run(ask(plain)).model_dump() == {"temperature": 0.0, "seed": None}

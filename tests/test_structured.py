@@ -2,7 +2,7 @@ import asyncio
 import json
 from typing import Literal
 
-from pydantic import BaseModel, ValidationInfo, field_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from gramagents.models import Model, create_backend
 from gramagents.models.guided import FieldPlan, GuidedDecoder, plan_schema
@@ -67,18 +67,37 @@ def test_transport_errors_are_not_pasted_into_the_prompt():
     assert len(model.backend.calls) == 1  # not re-asked with the error in the prompt
 
 
-def test_plan_schema_covers_flat_objects_only():
-    plan = plan_schema(Verdict.model_json_schema())
-    assert plan == [
-        FieldPlan("label", "choice", ('"accept"', '"reject"')),
-        FieldPlan("score", "integer"),
-        FieldPlan("reason", "string"),
-    ]
+VERDICT_PLAN = (
+    FieldPlan("label", "choice", ('"accept"', '"reject"')),
+    FieldPlan("score", "integer"),
+    FieldPlan("reason", "string"),
+)
+
+
+def test_plan_schema_covers_objects_lists_and_their_nesting():
+    assert plan_schema(Verdict.model_json_schema()) == list(VERDICT_PLAN)
 
     class Nested(BaseModel):
         inner: Verdict
+        verdicts: list[Verdict] = Field(max_length=3)
+        pages: list[int]
+        tags: list[Literal["x", "y"]]
 
-    assert plan_schema(Nested.model_json_schema()) is None
+    assert plan_schema(Nested.model_json_schema()) == [
+        FieldPlan("inner", "object", fields=VERDICT_PLAN),
+        FieldPlan("verdicts", "object_list", fields=VERDICT_PLAN, max_items=3),
+        FieldPlan("pages", "integer_list"),
+        FieldPlan("tags", "choice_list", ('"x"', '"y"')),
+    ]
+
+    class Mapping(BaseModel):
+        counts: dict[str, int]
+
+    class Union(BaseModel):
+        value: int | str
+
+    assert plan_schema(Mapping.model_json_schema()) is None
+    assert plan_schema(Union.model_json_schema()) is None
 
     class Listy(BaseModel):
         items: list[str]
@@ -116,3 +135,63 @@ def test_guided_decoder_writes_valid_json_around_the_models_values():
     for generation in out:
         value = Verdict.model_validate(json.loads(generation.text))
         assert (value.label, value.score, value.reason) == ("reject", 7, "because")
+
+
+class Point(BaseModel):
+    name: str
+    kind: Literal["syntax", "morphology"]
+
+
+class Found(BaseModel):
+    points: list[Point]
+    pages: list[int]
+    tags: list[Literal["a", "b", "c"]] = Field(min_length=1)
+
+
+def test_guided_lists_of_objects_and_enums_end_where_the_model_closes_them():
+    encode = lambda text: [ord(c) for c in text]  # noqa: E731 - a character "tokenizer"
+    decoded = lambda ids: "".join(map(chr, ids))  # noqa: E731
+
+    def generate(batch, params: GenParams):
+        return [
+            Generation(
+                text="3, 5] and more"
+                if "[" in params.stop or "]" in params.stop
+                else "verb second",
+                completion_tokens=2,
+            )
+            for _ in batch
+        ]
+
+    def score(prefixes, choices):
+        # Two points, then close; the tag list: "b" first, then close as soon as allowed.
+        out = []
+        for prefix in prefixes:
+            text = decoded(prefix)
+            row = []
+            for choice in map(decoded, choices):
+                if text.endswith('"points": ['):
+                    row.append(0.0 if choice == "{" else -5.0)
+                elif text.endswith("}") and '"pages"' not in text:
+                    wanted = (
+                        ", {" if text.count('{"name') < (2 if text[0] == "\x01" else 1) else "]"
+                    )
+                    row.append(0.0 if choice == wanted else -5.0)
+                elif '"tags": [' in text:
+                    row.append(0.0 if choice in ('"b"', "]") else -5.0)
+                else:  # the enum field of a point
+                    row.append(0.0 if choice == '"morphology"' else -5.0)
+            out.append(row)
+        return out
+
+    requests = [
+        ChatRequest(messages=[Message(role="user", content="q")], params=GenParams(max_tokens=8))
+    ] * 2
+    # two rows decoded together: the first closes its list after two points, the second after one
+    first, second = GuidedDecoder(encode, generate, score).run(
+        [[1], [2]], requests, plan_schema(Found.model_json_schema())
+    )
+    for out, points in ((first, 2), (second, 1)):
+        value = Found.model_validate(json.loads(out.text))
+        assert [(p.name, p.kind) for p in value.points] == [("verb second", "morphology")] * points
+        assert value.pages == [3, 5] and value.tags == ["b"]

@@ -101,3 +101,53 @@ def test_missing_variable_in_a_fast_template_is_the_same_clear_error(in_tmp):
     (in_tmp / "prompts" / "mine.md").write_text("Say {{ word }}.\n", encoding="utf-8")
     with pytest.raises(GramagentsError, match="'word' is undefined"):
         load_prompt("mine.md").render({})
+
+
+def test_turn_markers_make_a_conversation_of_worked_examples(in_tmp):
+    (in_tmp / "prompts").mkdir()
+    (in_tmp / "prompts" / "turns.md").write_text(
+        "---\nsystem: Answer T or F.\n---\n"
+        "{% for shot in shots %}{{ shot.q }}\n[[assistant]]\n{{ shot.a }}\n[[user]]\n{% endfor %}"
+        "{{ q }}\n"
+    )
+    template = load_prompt("turns.md")
+    messages = template.render({"shots": [{"q": "1+1=2?", "a": "T"}, {"q": "2+2=5?", "a": "F"}],
+                                "q": "3+3=6?"})  # fmt: skip
+    assert [(m.role, m.content) for m in messages] == [
+        ("system", "Answer T or F."),
+        ("user", "1+1=2?"), ("assistant", "T"),
+        ("user", "2+2=5?"), ("assistant", "F"),
+        ("user", "3+3=6?"),
+    ]  # fmt: skip
+    # without worked examples it is one user message, as a template without markers gives
+    assert [m.role for m in template.render({"shots": [], "q": "x"})] == ["system", "user"]
+    assert template.render_base({"shots": [], "q": "x"}) is None
+
+
+def test_a_base_form_is_the_continuation_a_model_without_chat_template_reads(in_tmp):
+    (in_tmp / "prompts").mkdir()
+    (in_tmp / "prompts" / "ask.md").write_text("---\nbase: ask.base.md\n---\nIs {{ s }} true?\n")
+    (in_tmp / "prompts" / "ask.base.md").write_text("Sentence: {{ s }}\nAnswer: The answer is “\n")
+    template = load_prompt("ask.md")
+    assert template.render_base({"s": "x"}) == "Sentence: x\nAnswer: The answer is “"
+    assert [m.content for m in template.render({"s": "x"})] == ["Is x true?"]
+    # the hash covers both files: an edited continuation form is a different prompt
+    (in_tmp / "prompts" / "ask.base.md").write_text("S: {{ s }}\nA: The answer is “\n")
+    assert load_prompt("ask.md").hash != template.hash
+
+
+def test_a_missing_base_form_names_the_field(in_tmp):
+    (in_tmp / "prompts").mkdir()
+    (in_tmp / "prompts" / "ask.md").write_text("---\nbase: nowhere.md\n---\nIs {{ s }} true?\n")
+    with pytest.raises(InputError) as caught:
+        load_prompt("ask.md")
+    assert caught.value.field == "base" and "nowhere.md" in str(caught.value)
+
+
+def test_a_request_without_a_base_form_keys_as_before():
+    from gramagents.records import ChatRequest, Message
+
+    plain = ChatRequest(messages=[Message(role="user", content="hi")])
+    assert "base_prompt" not in plain.model_dump(mode="json")
+    both = plain.model_copy(update={"base_prompt": "hi “"})
+    assert both.model_dump(mode="json")["base_prompt"] == "hi “"

@@ -118,6 +118,7 @@ def build(
     counts = result.manifest.tasks
     _say(f"built {len(result.items)} items ({', '.join(f'{t} {n}' for t, n in counts.items())})")
     _say(f"dataset: {result.dataset_path}")
+    _say(f"view: {result.folder.file('report.html')} (open in a browser)")
     _say(f"report: {result.folder.file('report.md')}")
 
 
@@ -155,6 +156,14 @@ def evaluate(
         str,
         typer.Option(help="Model spec of the rubric judge for open-ended tasks (any backend)."),
     ] = "smollm2",
+    conditioning: Annotated[
+        str | None,
+        typer.Option(
+            help="How minimal pairs are scored: spaced (each sentence after a space, as "
+            "lm-eval's BLiMP tasks) or bare (as a text begins). Default: the task's own "
+            "(BLiMP and GEC-PAIR spaced, CLiMP bare).",
+        ),
+    ] = None,
 ) -> None:
     """Evaluate models on a dataset and write per-item records and a report."""
     from .workflow.eval import EvalOptions, run_eval
@@ -170,6 +179,7 @@ def evaluate(
         use_cache=not no_cache,
         command=sys.argv,
         judge=judge,
+        conditioning=conditioning,
     )
     result = _run(run_eval(dataset, options, _progress()))
     counts = result.manifest.counts
@@ -183,6 +193,9 @@ def evaluate(
             else ""
         )
     )
+    page = result.folder.file("report.html")
+    if page.is_file():
+        _say(f"view: {page} (open in a browser)")
     _say(f"report: {result.report_path}")
     if result.manifest.status != "complete":
         raise typer.Exit(1)
@@ -259,6 +272,43 @@ def report(
             _say(compare_runs(runs))
     except GramagentsError as exc:
         raise fail(exc) from None
+
+
+@app.command()
+def view(
+    runs: Annotated[list[Path], typer.Argument(help="Run folders (eval or build).")],
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Folder for the site (default: the run's own; several runs: a new one)."),
+    ] = None,
+    serve: Annotated[
+        bool, typer.Option("--serve", help="Serve the site on 127.0.0.1 until interrupted.")
+    ] = False,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port for --serve (0: any).")] = 0,
+) -> None:
+    """Write a run viewer people can browse: overview, charts, every item and its answers."""
+    from .report.view import write_view
+
+    try:
+        result = write_view(runs, out)
+    except GramagentsError as exc:
+        raise fail(exc) from None
+    items = ", ".join(f"{run} {n:,} items" for run, n in result.items.items())
+    _say(f"view: {result.page} ({items}; largest file {result.largest / 1e6:.1f} MB)")
+    if serve:
+        from .report.view.serve import address, make_server
+
+        try:
+            server = make_server(result.page.parent, port)
+        except OSError as exc:
+            raise fail(GramagentsError(f"--port {port}: cannot serve ({exc.strerror})")) from None
+        _say(f"serving {address(server, result.page.name)} (Ctrl-C stops)")
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.server_close()
 
 
 # --- rubric judges: agreement with humans, rubric checks ---------------------------------------

@@ -203,6 +203,10 @@ class ChatRequest(Record):
     """JSON schema of the structured output asked for, if any."""
     structured_mode: str | None = None
     """How structured output is asked for (e.g. `json`, `md_json`), if any."""
+    base_prompt: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The prompt's continuation form, one text for a model without a chat template (a base
+    model), when the template has one (`templates`); such a model reads the messages joined
+    otherwise. Left out of the record (and so of the cache key) when None."""
 
 
 class Generation(Record):
@@ -220,11 +224,20 @@ class Generation(Record):
     """Set when the request failed after its retries; such results are never cached."""
 
 
+Conditioning = Literal["spaced", "bare"]
+"""How a scored sentence follows its context (models/conditioning.py): after a space, or as
+a text begins."""
+
+
 class LoglikelihoodRequest(Record):
-    """Score `continuation` given `context`."""
+    """Score `continuation` given `context`, joined as `conditioning` says."""
 
     context: str
+    """Text before the scored part; empty: the model's prefix token alone."""
     continuation: str
+    conditioning: Conditioning = "bare"
+    """`bare`: the continuation follows the context as it is; `spaced`: after a space (the
+    minimal-pair tasks choose theirs; models/conditioning.py)."""
 
 
 class Loglikelihood(Record):
@@ -348,6 +361,9 @@ class RunManifest(Record):
     # eval runs
     dataset: dict[str, Any] | None = None
     """The dataset evaluated: path, format, items in scope, build run and recipe."""
+    conditioning: dict[str, str] = Field(default_factory=dict)
+    """Per minimal-pair task, how its sentences were scored: `spaced` (after a space, as
+    lm-evaluation-harness's BLiMP tasks) or `bare` (as a text begins)."""
     random_baselines: dict[str, float] = Field(default_factory=dict)
     """Expected score of a uniform random answer, per task."""
     no_gold: dict[str, int] = Field(default_factory=dict)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from .agents.base import AgentContext, AgentResult, AgentSpec, agent, agents_in, per_instance
 from .plugins import COMMANDS, Registry, load_recipes
+from .report.charts import Figure, report_chart
 from .report.layouts import Column, Layout, paper_table
-from .report.markdown import report_section
+from .report.markdown import report_files, report_section
 from .scoring.extract import Extraction, chain
 from .scoring.metrics import ItemScore, metric
 from .sources import ReadOptions, SourceData, source_reader
@@ -48,6 +49,7 @@ __all__ = [
     "Dataset",
     "Extraction",
     "FilterSpec",
+    "Figure",
     "ItemScore",
     "Layout",
     "NodeEnv",
@@ -70,6 +72,8 @@ __all__ = [
     "paper_table",
     "per_instance",
     "record_file",
+    "report_chart",
+    "report_files",
     "report_section",
     "source_reader",
     "task",

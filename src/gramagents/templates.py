@@ -8,13 +8,22 @@ A template file is the user message, optionally preceded by YAML front matter::
     ---
     请判断：在句子“{{ sentence }}”中……
 
-The template's hash (of the file's bytes) is recorded with every request rendered from it.
+A template may hold several chat turns: a line `[[assistant]]`, `[[user]]` or `[[system]]` on
+its own starts a message of that role (the text before the first marker is a user message), so
+worked examples can be shown as turns of a conversation. Front matter `base: NAME` names a
+second template file, the *continuation form* of the prompt: one text that a model without a
+chat template (a base model) continues, e.g. one ending in `Answer: The answer is “`. A request
+carries both forms; the backend sends the one its model reads (`ChatRequest.base_prompt`).
+
+The template's hash (of the file's bytes, and of its base form's when it has one) is recorded
+with every request rendered from it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -42,6 +51,9 @@ class PromptTemplate:
     user: Any
     system: Any | None
     meta: dict[str, Any] = field(default_factory=dict)
+    base: Any | None = None
+    """The continuation form for models without a chat template (front matter `base:`)."""
+    base_path: Path | None = None
 
     def render(self, variables: dict[str, Any]) -> list[Message]:
         """Render into chat messages (system first when the template has one)."""
@@ -49,10 +61,38 @@ class PromptTemplate:
             messages = []
             if self.system is not None:
                 messages.append(Message(role="system", content=self.system.render(variables)))
-            messages.append(Message(role="user", content=self.user.render(variables).strip()))
+            messages += _turns(self.user.render(variables))
         except UndefinedError as exc:
             raise GramagentsError(f"{self.path}: {exc.message}") from None
         return messages
+
+    def render_base(self, variables: dict[str, Any]) -> str | None:
+        """The continuation form as one text (None when the template has none).
+
+        Only blank lines around it are dropped: a continuation may end in a space.
+        """
+        if self.base is None:
+            return None
+        try:
+            return str(self.base.render(variables)).strip("\n")
+        except UndefinedError as exc:
+            raise GramagentsError(f"{self.base_path}: {exc.message}") from None
+
+
+_TURN = re.compile(r"^\[\[(system|user|assistant)\]\][ \t]*$", re.MULTILINE)
+
+
+def _turns(text: str) -> list[Message]:
+    """The messages of a rendered body: one user message, or the turns its markers start."""
+    parts = _TURN.split(text)
+    if len(parts) == 1:
+        return [Message(role="user", content=text.strip())]
+    turns = [("user", parts[0]), *zip(parts[1::2], parts[2::2], strict=True)]
+    return [
+        Message.model_validate({"role": role, "content": body.strip()})
+        for role, body in turns
+        if body.strip()
+    ]
 
 
 def _split_front_matter(text: str, path: Path) -> tuple[dict[str, Any], str, int]:
@@ -134,6 +174,9 @@ def _load(path: Path, digest: str, name: str) -> PromptTemplate:
     system_src = meta.pop("system", None)
     if system_src is not None and not isinstance(system_src, str):
         raise InputError(path, "must be a string", line=2, field="system")
+    base = meta.get("base")
+    if base is not None and not isinstance(base, str):
+        raise InputError(path, "must be the name of a template file", line=2, field="base")
     system = _compile(system_src, path, 2) if system_src else None
     return PromptTemplate(
         name=name,
@@ -145,7 +188,26 @@ def _load(path: Path, digest: str, name: str) -> PromptTemplate:
     )
 
 
+@lru_cache(maxsize=256)
+def _load_body(path: Path, digest: str) -> Any:
+    """A continuation form: a template body (any front matter is description only)."""
+    _, body, body_line = _split_front_matter(resources.read_text(path), path)
+    return _compile(body, path, body_line)
+
+
 def load_prompt(name: str) -> PromptTemplate:
     """Load the template `name` (relative to `prompts/`), user copies first."""
     path = resources.find("prompts", name)
-    return _load(path, resources.file_hash(path), name)
+    template = _load(path, resources.file_hash(path), name)
+    base_name = template.meta.get("base")
+    if base_name is None:
+        return template
+    try:
+        base_path = resources.find("prompts", base_name)
+    except GramagentsError:
+        raise InputError(path, f"template '{base_name}' not found", line=2, field="base") from None
+    base_digest = resources.file_hash(base_path)
+    both = hashlib.sha256(f"{template.hash}\n{base_digest}".encode()).hexdigest()
+    return replace(
+        template, hash=both, base=_load_body(base_path, base_digest), base_path=base_path
+    )

@@ -1,18 +1,21 @@
 """Schema-guided JSON decoding for local models.
 
-Small local models rarely write valid JSON when asked to. For a flat object schema (fields
-that are strings, booleans, numbers, enums or lists of strings) a local backend can instead
-write the JSON itself and let the model fill in only the values:
+Small local models rarely write valid JSON when asked to. For an object schema whose fields
+are strings, booleans, numbers, enums, objects of such fields, or lists of any of these, a
+local backend can instead write the JSON itself and let the model fill in only the values:
 
 - booleans and enums: every allowed value is scored by log-likelihood after the prompt and the
   JSON written so far, and the likeliest is taken;
 - strings: the model generates after an opening quote until it closes the quote;
 - numbers: the model generates a few tokens and the first number in them is taken;
-- lists of strings: the model generates after `["` until it closes the list.
+- lists of strings or numbers: the model generates after `[` until it closes the list;
+- lists of enums or of objects: before each element, closing the list (once `minItems` are
+  there) and going on are scored by log-likelihood, so the model decides how many elements
+  there are (at most `maxItems`, or `MAX_ITEMS`); each object is filled field by field.
 
 The result is always well-formed JSON in the schema's field order; pydantic still validates
 it, and a validation error is re-asked as with any other backend. Schemas outside this subset
-fall back to free generation.
+(free-form mappings, unions of several types) fall back to free generation.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from typing import Any
 from ..records import ChatRequest, Generation, GenParams
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+MAX_ITEMS = 6
+"""Elements of a list of enums or objects when its schema sets no `maxItems`."""
 _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
 
@@ -36,9 +41,14 @@ class FieldPlan:
 
     name: str
     kind: str
-    """`choice`, `string`, `number`, `integer` or `string_list`."""
+    """`choice`, `string`, `number`, `integer`, `string_list`, `number_list`, `integer_list`,
+    `choice_list`, `object` or `object_list`."""
     choices: tuple[str, ...] = ()
-    """JSON texts of the allowed values, for `choice`."""
+    """JSON texts of the allowed values, for `choice` and `choice_list`."""
+    fields: tuple[FieldPlan, ...] = ()
+    """The fields of an `object`, or of each element of an `object_list`."""
+    min_items: int = 0
+    max_items: int | None = None
 
 
 def _resolve(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
@@ -54,33 +64,58 @@ def _resolve(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
 
 
 def plan_schema(schema: dict[str, Any] | None) -> list[FieldPlan] | None:
-    """Field plans for a flat object schema, or None when guided decoding cannot cover it."""
-    if not schema or schema.get("type") != "object" or not schema.get("properties"):
+    """Field plans for an object schema, or None when guided decoding cannot cover it."""
+    if not schema:
         return None
-    defs = schema.get("$defs", {})
+    return _plan_object(schema, schema.get("$defs", {}))
+
+
+def _plan_object(schema: dict[str, Any], defs: dict[str, Any]) -> list[FieldPlan] | None:
+    if schema.get("type") != "object" or not schema.get("properties"):
+        return None
     plans = []
     for name, raw in schema["properties"].items():
-        prop = _resolve(raw, defs)
-        kind = prop.get("type")
-        if "enum" in prop:
-            plans.append(
-                FieldPlan(
-                    name, "choice", tuple(json.dumps(v, ensure_ascii=False) for v in prop["enum"])
-                )
-            )
-        elif "const" in prop:
-            plans.append(
-                FieldPlan(name, "choice", (json.dumps(prop["const"], ensure_ascii=False),))
-            )
-        elif kind == "boolean":
-            plans.append(FieldPlan(name, "choice", ("true", "false")))
-        elif kind in ("string", "integer", "number"):
-            plans.append(FieldPlan(name, kind))
-        elif kind == "array" and _resolve(prop.get("items", {}), defs).get("type") == "string":
-            plans.append(FieldPlan(name, "string_list"))
-        else:
+        plan = _plan_field(name, _resolve(raw, defs), defs)
+        if plan is None:
             return None
+        plans.append(plan)
     return plans
+
+
+def _choices(prop: dict[str, Any]) -> tuple[str, ...] | None:
+    if "enum" in prop:
+        return tuple(json.dumps(v, ensure_ascii=False) for v in prop["enum"])
+    if "const" in prop:
+        return (json.dumps(prop["const"], ensure_ascii=False),)
+    if prop.get("type") == "boolean":
+        return ("true", "false")
+    return None
+
+
+def _plan_field(name: str, prop: dict[str, Any], defs: dict[str, Any]) -> FieldPlan | None:
+    choices = _choices(prop)
+    kind = prop.get("type")
+    if choices is not None:
+        return FieldPlan(name, "choice", choices)
+    if kind in ("string", "integer", "number"):
+        return FieldPlan(name, kind)
+    if kind == "object":
+        fields = _plan_object(prop, defs)
+        return None if fields is None else FieldPlan(name, "object", fields=tuple(fields))
+    if kind != "array":
+        return None
+    items = _resolve(prop.get("items", {}), defs)
+    bounds = {"min_items": int(prop.get("minItems", 0)), "max_items": prop.get("maxItems")}
+    item_choices = _choices(items)
+    if item_choices is not None:
+        return FieldPlan(name, "choice_list", item_choices, **bounds)
+    if items.get("type") in ("string", "integer", "number"):
+        return FieldPlan(name, f"{items['type']}_list")
+    if items.get("type") == "object":
+        fields = _plan_object(items, defs)
+        if fields is not None:
+            return FieldPlan(name, "object_list", fields=tuple(fields), **bounds)
+    return None
 
 
 Encode = Callable[[str], list[int]]
@@ -101,7 +136,25 @@ class GuidedDecoder:
         self, prompts: list[list[int]], requests: list[ChatRequest], plans: list[FieldPlan]
     ) -> list[Generation]:
         """JSON objects for requests that share one schema (`plans`)."""
-        ids = [list(p) for p in prompts]
+        values = self._objects(plans, [list(p) for p in prompts], requests)
+        return [
+            Generation(
+                text=text,
+                finish_reason="stop",
+                prompt_tokens=len(prompt),
+                completion_tokens=used,
+            )
+            for (text, used), prompt in zip(values, prompts, strict=True)
+        ]
+
+    def _objects(
+        self,
+        plans: list[FieldPlan] | tuple[FieldPlan, ...],
+        ids: list[list[int]],
+        requests: list[ChatRequest],
+    ) -> list[tuple[str, int]]:
+        """One object per row, its fields filled in order (every row in step)."""
+        ids = [list(row) for row in ids]
         texts = [""] * len(requests)
         tokens = [0] * len(requests)
         for position, plan in enumerate(plans):
@@ -114,23 +167,24 @@ class GuidedDecoder:
                 ids[row] += self.encode(value)
                 texts[row] += value
                 tokens[row] += used
-        return [
-            Generation(
-                text=text + "}",
-                finish_reason="stop",
-                prompt_tokens=len(prompt),
-                completion_tokens=used,
-            )
-            for text, prompt, used in zip(texts, prompts, tokens, strict=True)
-        ]
+        closing = "}" if plans else "{}"
+        return [(text + closing, used) for text, used in zip(texts, tokens, strict=True)]
 
     def _fill(
         self, plan: FieldPlan, ids: list[list[int]], requests: list[ChatRequest]
     ) -> list[tuple[str, int]]:
         if plan.kind == "choice":
             return self._choose(plan.choices, ids)
-        opener = {"string": '"', "string_list": '["'}.get(plan.kind, "")
-        stop = {"string": ('"',), "string_list": ("]",)}.get(plan.kind, (",", "}", "\n"))
+        if plan.kind == "object":
+            return self._objects(plan.fields, ids, requests)
+        if plan.kind in ("choice_list", "object_list"):  # as long as each row's model decides
+            return self._lists(plan, ids, requests)
+        opener = '"' if plan.kind in ("string", "string_list") else ""
+        if plan.kind.endswith("_list"):
+            opener = "[" + opener
+        stop = {"string": ('"',)}.get(
+            plan.kind, ("]",) if plan.kind.endswith("_list") else (",", "}", "\n")
+        )
         by_params: dict[GenParams, list[int]] = defaultdict(list)
         for row, request in enumerate(requests):
             limit = request.params.max_tokens if plan.kind != "integer" else 8
@@ -143,6 +197,59 @@ class GuidedDecoder:
                 used = output.completion_tokens or 0
                 results[row] = (_value_text(plan.kind, output.text), used)
         return results
+
+    def _lists(
+        self, plan: FieldPlan, ids: list[list[int]], requests: list[ChatRequest]
+    ) -> list[tuple[str, int]]:
+        """Lists of enums or objects, each closed where its model's likeliest step is to close it.
+
+        The rows still open take their next element together (one batch per step).
+        """
+        limit = plan.max_items if plan.max_items is not None else MAX_ITEMS
+        if plan.kind == "choice_list":
+            limit = min(limit, len(plan.choices))
+        rows = [list(r) + self.encode("[") for r in ids]
+        texts, used = ["["] * len(ids), [0] * len(ids)
+        chosen: list[list[str]] = [[] for _ in ids]
+        open_rows = [r for r in range(len(ids)) if limit > 0]
+        while open_rows:
+            steps: dict[tuple[str, ...], list[int]] = defaultdict(list)
+            for r in open_rows:  # rows offered the same next steps decide together
+                separator = ", " if chosen[r] else ""
+                if plan.kind == "choice_list":
+                    options = [separator + c for c in plan.choices if c not in chosen[r]]
+                else:
+                    options = [separator + "{"]
+                if len(chosen[r]) >= plan.min_items:
+                    options.append("]")
+                steps[tuple(options)].append(r)
+            going: list[int] = []
+            for options, members in steps.items():
+                picks = self._choose(options, [rows[r] for r in members])
+                for r, (picked, _) in zip(members, picks, strict=True):
+                    if picked == "]":
+                        continue
+                    going.append(r)
+                    if plan.kind == "choice_list":
+                        self._extend(r, picked, rows, texts)
+                        chosen[r].append(picked.removeprefix(", "))
+            if plan.kind == "object_list" and going:
+                separators = [", " if chosen[r] else "" for r in going]
+                elements = self._objects(
+                    plan.fields,
+                    [rows[r] + self.encode(sep) for r, sep in zip(going, separators, strict=True)],
+                    [requests[r] for r in going],
+                )
+                for r, sep, (element, spent) in zip(going, separators, elements, strict=True):
+                    self._extend(r, sep + element, rows, texts)
+                    chosen[r].append(element)
+                    used[r] += spent
+            open_rows = [r for r in sorted(going) if len(chosen[r]) < limit]
+        return [(text + "]", spent) for text, spent in zip(texts, used, strict=True)]
+
+    def _extend(self, row: int, value: str, rows: list[list[int]], texts: list[str]) -> None:
+        rows[row] += self.encode(value)
+        texts[row] += value
 
     def _choose(self, choices: tuple[str, ...], ids: list[list[int]]) -> list[tuple[str, int]]:
         if len(choices) == 1:
@@ -168,6 +275,10 @@ def _value_text(kind: str, generated: str) -> str:
     if kind == "string_list":
         items = [_unescape(m).strip() for m in _QUOTED.findall('"' + generated)]
         return json.dumps([i for i in items if i], ensure_ascii=False)
+    if kind in ("number_list", "integer_list"):
+        found = _NUMBER.findall(generated)
+        values = [str(int(float(n))) if kind == "integer_list" else n for n in found]
+        return "[" + ", ".join(values) + "]"
     match = _NUMBER.search(generated)
     if match is None:
         return "null"

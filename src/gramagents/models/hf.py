@@ -6,7 +6,8 @@ padding. Generation pads on the left and applies the model's chat template when 
 Log-likelihood merges the sequences of a batch into prefix trees, so that a prefix shared by
 several sequences (the start of a minimal pair, the prompt before each option) is computed
 once (`prefix_tree`), and returns the summed and per-token mean log-probability with the
-token count. Prompts longer than the context window are cut in the middle.
+token count; what is scored after what is the request's conditioning (`conditioning`).
+Prompts longer than the context window are cut in the middle.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..records import ChatRequest, Generation, GenParams, Loglikelihood, Loglike
 from ..runtime.batching import MicroBatcher
 from ..runtime.cache import canonical_json
 from .base import Backend, BackendSettings
+from .conditioning import encode, scoring_text
 from .guided import FieldPlan, GuidedDecoder, plan_schema
 from .hf_load import (
     LoadedLM,
@@ -156,16 +158,23 @@ class HFBackend(Backend):
         return await self._generate_batcher.submit(requests)
 
     def render(self, request: ChatRequest) -> list[int]:
-        """Token ids of a request's prompt (chat template when the model has one)."""
+        """Token ids of a request's prompt.
+
+        A model with a chat template reads the messages through it; one without (a base
+        model) reads the request's continuation form when it has one, else the messages'
+        contents joined.
+        """
         lm = self.lm
-        messages = [m.model_dump() for m in request.messages]
         if lm.has_chat_template:
+            messages = [m.model_dump() for m in request.messages]
             text = lm.tokenizer.apply_chat_template(
                 messages, tokenize=False, add_generation_prompt=True
             )
             ids = lm.tokenizer(text, add_special_tokens=False).input_ids
         else:
-            text = "\n\n".join(m["content"] for m in messages)
+            text = request.base_prompt
+            if text is None:
+                text = "\n\n".join(m.content for m in request.messages)
             ids = lm.tokenizer(text).input_ids
         return _cut_middle(list(ids), max(8, lm.max_length - request.params.max_tokens))
 
@@ -296,23 +305,12 @@ class HFBackend(Backend):
         return await self._score_batcher.submit(requests)
 
     def encode_pair(self, request: LoglikelihoodRequest) -> tuple[list[int], list[int]]:
-        """Context and continuation token ids; an empty context becomes the BOS (or EOS) token.
+        """Context and continuation token ids, as the request's conditioning makes them.
 
-        Trailing whitespace of the context moves to the continuation, so that a word and
-        its leading space are tokenized together.
+        An empty context is the model's prefix token (BOS, or EOS); the rest follows
+        lm-evaluation-harness's encoding (models/conditioning.py).
         """
-        tokenizer = self.lm.tokenizer
-        context, continuation = request.context, request.continuation
-        spaces = len(context) - len(context.rstrip())
-        if spaces:
-            context, continuation = context[:-spaces], context[-spaces:] + continuation
-        if context:
-            context_ids = tokenizer(context, add_special_tokens=False).input_ids
-        else:
-            prefix = tokenizer.bos_token_id
-            context_ids = [prefix if prefix is not None else tokenizer.eos_token_id]
-        continuation_ids = tokenizer(continuation, add_special_tokens=False).input_ids
-        return list(context_ids), list(continuation_ids)
+        return encode(self.lm.tokenizer, scoring_text(request))
 
     def _loglikelihood_sync(self, requests: list[LoglikelihoodRequest]) -> list[Loglikelihood]:
         encoded = [self.encode_pair(r) for r in requests]

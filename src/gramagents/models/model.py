@@ -31,6 +31,7 @@ from ..records import (
 )
 from ..runtime.cache import Cache, NullCache, canonical_json
 from .base import Backend
+from .spec import decoding_overrides
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -70,6 +71,12 @@ class Model:
         self.cache: Cache = cache if cache is not None else NullCache()
         self.stats = backend.stats
         self._identity: dict[str, Any] | None = None
+        self.decoding = decoding_overrides(backend.spec)
+        """Decoding the spec sets (`?temperature=...`), replacing each request's own."""
+
+    def params(self, params: GenParams) -> GenParams:
+        """`params` with the spec's decoding options in place (the same object without any)."""
+        return params.model_copy(update=self.decoding) if self.decoding else params
 
     @property
     def label(self) -> str:
@@ -209,7 +216,7 @@ class Model:
         import instructor
         from instructor.core.exceptions import InstructorRetryException
 
-        params = params or GenParams()
+        params = self.params(params or GenParams())
         mode = self.backend.structured_mode
         schema = response_model.model_json_schema()
         raw: list[str] = []

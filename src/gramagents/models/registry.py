@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from ..errors import SpecError
 from .base import Backend, BackendSettings
-from .spec import ModelSpec, parse_spec
+from .spec import ModelSpec, decoding_overrides, parse_spec
 
 BackendClass = type[Backend]
 _FACTORIES: dict[str, Callable[[], BackendClass]] = {}
@@ -38,6 +38,7 @@ def create_backend(spec: str | ModelSpec, settings: BackendSettings | None = Non
             parsed.raw,
             f"unknown backend '{parsed.backend}' (known: {', '.join(known_backends())})",
         )
+    decoding_overrides(parsed)  # a bad decoding option fails here, before anything runs
     return factory()(parsed, settings or BackendSettings())
 
 

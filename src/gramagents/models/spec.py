@@ -6,6 +6,9 @@
                            &client=openai|langchain&http=aiohttp|httpx]``
 
 Options after ``?`` are ``key=value`` pairs joined by ``&``; each backend says which it takes.
+Every backend also takes the decoding options (``temperature``, ``top_p``, ``seed``,
+``max_tokens``): they replace the task's (or agent's) decoding for that model, so one model at
+two decoding settings is two specs, e.g. ``smollm2`` and ``smollm2?temperature=0.8&seed=1``.
 """
 
 from __future__ import annotations
@@ -14,6 +17,14 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qsl
 
 from ..errors import SpecError
+
+DECODING_OPTIONS: dict[str, type] = {
+    "temperature": float,
+    "top_p": float,
+    "seed": int,
+    "max_tokens": int,
+}
+"""Spec options every backend takes: they override the decoding parameters of each request."""
 
 
 @dataclass(frozen=True)
@@ -36,7 +47,11 @@ class ModelSpec:
         return self.options.get(name, default)
 
     def reject_unknown_options(self, known: set[str]) -> None:
-        """Raise a SpecError naming the first option the backend does not take."""
+        """Raise a SpecError naming the first option the backend does not take.
+
+        The decoding options are taken by every backend (see `decoding`).
+        """
+        known = known | set(DECODING_OPTIONS)
         unknown = sorted(set(self.options) - known)
         if unknown:
             listed = ", ".join(sorted(known)) or "none"
@@ -73,3 +88,25 @@ def parse_spec(raw: str) -> ModelSpec:
     if colon and not target:
         raise SpecError(raw, f"missing model after '{backend}:'")
     return ModelSpec(raw=text, backend=backend, target=target, base_url=base_url, options=options)
+
+
+def decoding_overrides(spec: ModelSpec) -> dict[str, float | int]:
+    """The decoding options of a spec, checked (a bad value is a SpecError)."""
+    overrides: dict[str, float | int] = {}
+    for name, kind in DECODING_OPTIONS.items():
+        raw = spec.options.get(name)
+        if raw is None:
+            continue
+        try:
+            value = kind(raw)
+        except ValueError:
+            what = "a number" if kind is float else "an integer"
+            raise SpecError(spec.raw, f"{name} must be {what}, not '{raw}'") from None
+        if name == "temperature" and value < 0:
+            raise SpecError(spec.raw, "temperature must be 0 or more")
+        if name == "top_p" and not 0 < value <= 1:
+            raise SpecError(spec.raw, "top_p must be in (0, 1]")
+        if name == "max_tokens" and value < 1:
+            raise SpecError(spec.raw, "max_tokens must be at least 1")
+        overrides[name] = value
+    return overrides

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from ..records import Instance, RunManifest
+from ..sources.duplicates import describe
 from ..workflow.nodes import BuildView
 
 
@@ -14,11 +16,38 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
     return lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
 
 
+def _files_table(files: list[dict[str, Any]], root: str) -> list[str]:
+    """Per source file, what the reader counted, with a total row; then why lines were refused."""
+    if not files:
+        return []
+    keys = [k for k, v in files[0].items() if k != "file" and not isinstance(v, dict)]
+    rows = [[_relative(f["file"], root), *(f.get(k, 0) for k in keys)] for f in files]
+    total = [
+        sum(f.get(k, 0) for f in files) if isinstance(files[0].get(k), int) else "" for k in keys
+    ]
+    lines = ["## Source files", "", *_table(["file", *keys], [*rows, ["**total**", *total]]), ""]
+    reasons: Counter[str] = Counter()
+    for entry in files:
+        reasons.update(entry.get("reasons") or {})
+    if reasons:
+        lines += ["Why lines were refused (what the rules could not read):", ""]
+        lines += _table(["reason", "lines"], [[r, n] for r, n in reasons.most_common()]) + [""]
+    return lines
+
+
+def _relative(file: str, root: str) -> str:
+    try:
+        return str(Path(file).relative_to(root))
+    except ValueError:
+        return file
+
+
 def render_build_report(manifest: RunManifest, view: BuildView) -> str:
     """The markdown report of a build run."""
     source = dict(manifest.source or {})
     files = source.pop("files", [])
     path = source.pop("path", "?")
+    repeated = source.pop("duplicates", None)
     described = ", ".join(f"{v} {k}" for k, v in source.items() if isinstance(v, int | str))
     counts = manifest.counts
     lines = [
@@ -31,11 +60,10 @@ def render_build_report(manifest: RunManifest, view: BuildView) -> str:
         f"{counts.failed} failures (`failures.jsonl`)",
         "",
     ]
-    if files:
-        lines += ["## Source files", ""]
-        keys = [k for k in files[0] if k != "file"]
-        lines += _table(["file", *keys], [[f["file"], *(f.get(k, 0) for k in keys)] for f in files])
-        lines.append("")
+    lines += _files_table(files, path)
+    repeats = describe(repeated)
+    if repeats:
+        lines += ["## Duplicates", "", *repeats, ""]
     lines += ["## Banks", ""]
     lines += _table(["task", "items"], [[t, n] for t, n in manifest.tasks.items()])
     if manifest.stages:
@@ -58,6 +86,19 @@ def render_build_report(manifest: RunManifest, view: BuildView) -> str:
         lines += [
             f"Review file: `{manifest.review.get('file')}` ({manifest.review.get('rows')} rows)."
         ]
+        decisions = manifest.review.get("decisions")
+        if decisions:
+            listed = ", ".join(f"{n} {d}" for d, n in decisions.items())
+            lines += [
+                f"Decisions imported from `{manifest.review.get('imported_from')}`: {listed}."
+            ]
+        validation = manifest.review.get("validation")
+        if validation:
+            lines += [
+                f"Human validation: {validation['valid']} of {validation['decided']} sampled "
+                f"sentences judged valid ({validation['valid_pct']:.1f} %); "
+                f"{validation['sampled']} were sampled."
+            ]
     warnings = (manifest.artifacts or {}).get("warnings")
     if warnings:
         lines += ["", f"## Warnings ({len(warnings)})", "", *(f"- {w}" for w in warnings[:50])]

@@ -22,6 +22,8 @@ class Layout:
 
     title: str
     columns: tuple[Column, ...]
+    note: str = ""
+    """What the numbers are, in a sentence shown above the table (e.g. the paper's unit)."""
 
     def applies_to(self, tasks: list[str]) -> bool:
         """True when the run has at least one of the table's tasks."""

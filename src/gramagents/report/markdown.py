@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from ..plugins import Registry
 from ..records import RunManifest
+from ..sources.duplicates import describe
 from .layouts import LAYOUTS, Layout
 from .summary import Summary, Tally
 
@@ -17,6 +19,18 @@ SECTIONS: Registry[Section] = Registry("report section")
 def report_section(name: str, section: Section) -> Section:
     """Register a section of the eval report."""
     return SECTIONS.register(name, section)
+
+
+FileSection = Callable[[Path, RunManifest, Summary], list[str]]
+FILE_SECTIONS: Registry[FileSection] = Registry("report section with files")
+"""Recipes' report sections that also write files (plots, tables as files) into the run folder
+they are given, and return the markdown that shows them (none when the run has nothing of
+theirs)."""
+
+
+def report_files(name: str, section: FileSection) -> FileSection:
+    """Register a section of the eval report that writes files into the run folder."""
+    return FILE_SECTIONS.register(name, section)
 
 
 def _fmt(value: float | None) -> str:
@@ -68,9 +82,9 @@ def _paper_table(
     return [
         f"## {layout.title}",
         "",
-        "Accuracy at the sub-question level (a BATCH or CON-INS question counts each "
-        "sentence). Average is over the banks scored in this run; — marks a bank the run "
-        "does not have, or has no gold answers for.",
+        (f"{layout.note} " if layout.note else "")
+        + "Average is over the banks scored in this run; — marks a bank the run does not "
+        "have, or has no gold answers for.",
         "",
         *_table(header, rows),
         "",
@@ -78,9 +92,16 @@ def _paper_table(
 
 
 def render_report(
-    manifest: RunManifest, summary: Summary, tasks: list[str], random: dict[str, float]
+    manifest: RunManifest,
+    summary: Summary,
+    tasks: list[str],
+    random: dict[str, float],
+    folder: Path | None = None,
 ) -> str:
-    """The markdown report of an evaluation run."""
+    """The markdown report of an evaluation run.
+
+    With `folder` (the run folder) the sections that write files run too.
+    """
     counts = manifest.counts
     dataset = manifest.dataset or {}
     lines = [
@@ -93,6 +114,8 @@ def render_report(
         f"- status: {manifest.status}; {counts.items} answers, {counts.requests_sent} requests "
         f"sent, {counts.cache_hits} cache hits, {counts.invalid} invalid, "
         f"{counts.failed} failed",
+        *_conditioning_lines(manifest.conditioning),
+        *(f"- duplicates: {line}" for line in describe(dataset.get("duplicates"))),
         "",
     ]
     for layout in LAYOUTS.all().values():
@@ -100,6 +123,9 @@ def render_report(
             lines += _paper_table(layout, manifest, summary, random)
     for section in SECTIONS.all().values():
         lines += section(manifest, summary)
+    if folder is not None:
+        for file_section in FILE_SECTIONS.all().values():
+            lines += file_section(folder, manifest, summary)
     lines += _task_table(manifest, summary, tasks, random)
     lines += _other_metrics(manifest, summary)
     if manifest.no_gold:
@@ -112,6 +138,19 @@ def render_report(
     lines += _breakdowns(manifest, summary, tasks)
     lines.append("")
     return "\n".join(lines)
+
+
+def _conditioning_lines(conditioning: dict[str, str]) -> list[str]:
+    """What the minimal pairs' scores were conditioned on (it changes their decisions)."""
+    if not conditioning:
+        return []
+    from ..models.conditioning import DESCRIPTIONS
+
+    tasks = ", ".join(f"{task} `{how}`" for task, how in conditioning.items())
+    used = "; ".join(
+        f"`{how}`: {DESCRIPTIONS.get(how, 'unknown')}" for how in sorted(set(conditioning.values()))
+    )
+    return [f"- minimal pairs scored with conditioning {tasks} ({used})"]
 
 
 def _task_table(

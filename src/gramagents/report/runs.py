@@ -8,7 +8,6 @@ from pathlib import Path
 from ..errors import RunError
 from ..records import RunManifest
 from ..runtime.rundir import RunFolder, write_atomic
-from .html import render_html
 from .markdown import render_report
 from .summary import Summary, summarize
 
@@ -26,7 +25,7 @@ def _open(run: Path) -> tuple[RunFolder, RunManifest]:
 def write_eval_report(
     folder: RunFolder, manifest: RunManifest, summary: Summary | None = None
 ) -> Summary:
-    """Write an eval run's `summary.json`, `report.md` and `report.html`.
+    """Write an eval run's `summary.json` and `report.md` (the viewer writes `report.html`).
 
     From `summary` when the caller aggregated the records as it wrote them, else from
     `scores.jsonl`.
@@ -37,20 +36,26 @@ def write_eval_report(
     rows = [r.model_dump(mode="json") for r in summary.rows()]
     write_atomic(folder.file("summary.json"), json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
     write_atomic(
-        folder.file("report.md"), render_report(manifest, summary, tasks, manifest.random_baselines)
-    )
-    write_atomic(
-        folder.file("report.html"), render_html(manifest, summary, tasks, manifest.random_baselines)
+        folder.file("report.md"),
+        render_report(manifest, summary, tasks, manifest.random_baselines, folder.path),
     )
     return summary
 
 
-def refresh_report(run: Path) -> tuple[Path, RunManifest, Summary | None]:
-    """Rewrite a run's report from its records (eval runs); build reports are left as they are."""
+def refresh_report(run: Path, view: bool = True) -> tuple[Path, RunManifest, Summary | None]:
+    """Rewrite a run's summary, report and viewer from its records (eval runs).
+
+    Build reports are left as they are.
+    """
     folder, manifest = _open(run)
     if manifest.kind != "eval":
         return folder.file("report.md"), manifest, None
-    return folder.file("report.md"), manifest, write_eval_report(folder, manifest)
+    summary = write_eval_report(folder, manifest)
+    if view:
+        from .view import write_view
+
+        write_view([folder.path], summary=summary)
+    return folder.file("report.md"), manifest, summary
 
 
 def compare_runs(runs: list[Path]) -> str:
@@ -58,7 +63,7 @@ def compare_runs(runs: list[Path]) -> str:
     entries = []
     tasks: list[str] = []
     for run in runs:
-        _, manifest, summary = refresh_report(run)
+        _, manifest, summary = refresh_report(run, view=False)
         if summary is None:
             continue
         for task in manifest.tasks:

@@ -40,13 +40,20 @@ class SourceData:
     """Counts of the reading, recorded in the manifest's `stages` under `stage`."""
     stage: str = "read"
     files: list[dict[str, Any]] = field(default_factory=list)
-    """Per source file: `file`, `read`, `parsed`, `refused` (the build report's table)."""
+    """Per source file: `file`, `read`, `parsed`, `refused` and whatever else the reader counts
+    (the build report's table; a `reasons` mapping, reason -> count, is shown apart)."""
     warnings: list[str] = field(default_factory=list)
     """Problems that did not stop the reading, each naming file, line and field."""
     info: dict[str, Any] = field(default_factory=dict)
     """What the manifest's `source` says besides the path (e.g. `points`)."""
     failures: list[dict[str, Any]] = field(default_factory=list)
     """Units that could not be read into records, each with a `reason`."""
+    duplicates: list[dict[str, Any]] = field(default_factory=list)
+    """Identical repeats of an id, dropped (`sources.duplicates.RepeatedIds.dropped`); the
+    manifest's `source.duplicates` and the build report say how many and which."""
+    location: Path | None = None
+    """The file or folder actually read, when `--source` names something other than a path
+    (e.g. `nltk:treebank`, a corpus an installed package keeps): the manifest hashes it."""
 
 
 SourceReader = Callable[[Path, ReadOptions], SourceData]

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import yaml
 
 from ..errors import InputError
+from .duplicates import RepeatedIds
 
 P = TypeVar("P")
 
@@ -124,15 +125,21 @@ def load_yaml_with_lines(path: Path, text: str) -> tuple[Any, dict[Any, int]]:
     return data, lines
 
 
-def check_unique_ids(points: list[P], path: Path) -> list[P]:
-    """`points` (with `id` and `source` rows), or the error naming the first repeated id."""
-    first: dict[str, int] = {}
+def unique_points(
+    points: list[P], path: Path, dropped: list[dict[str, Any]] | None = None
+) -> list[P]:
+    """`points` (with `id` and `source` rows) without identical repeats of an id.
+
+    A repeat with the same content (all but where it was read) is left out and listed in
+    `dropped`; one with other content is the error naming its line.
+    """
+    repeated = RepeatedIds()
+    kept = []
     for point in points:
+        content = point.model_dump(exclude={"source"})  # type: ignore[attr-defined]
         line = point.source[0].line  # type: ignore[attr-defined]
-        key = point.id  # type: ignore[attr-defined]
-        if key in first:
-            raise InputError(
-                path, f"duplicate id '{key}' (first on line {first[key]})", line=line, field="id"
-            )
-        first[key] = line
-    return points
+        if repeated.admit(point.id, content, path, line):  # type: ignore[attr-defined]
+            kept.append(point)
+    if dropped is not None:
+        dropped.extend(repeated.dropped)
+    return kept

@@ -3,6 +3,8 @@
 CSV with columns `id,answer`, or JSONL objects with those keys. `id` is an item's id or the id
 the published file gave it (`meta.source_id`). Each answer is checked against its task: T or
 F, a T/F string as long as the question's sub-questions, or one of the question's options.
+An id given twice with the same answer is read once and listed; with two different answers it
+is an error naming the file, the line and the field.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from ..errors import InputError
 from ..records import Item
 from ..tasks import get_task
 from . import _text
+from .duplicates import RepeatedIds
 
 
 def _problem(item: Item, answer: str) -> str | None:
@@ -34,8 +37,8 @@ def _problem(item: Item, answer: str) -> str | None:
     return None
 
 
-def apply_answer_file(items: list[Item], path: Path) -> int:
-    """Fill in gold answers from `path`; returns how many items got one."""
+def apply_answer_file(items: list[Item], path: Path) -> list[dict[str, Any]]:
+    """Fill in gold answers from `path`; returns the rows dropped as identical repeats."""
     text = _text.read_utf8(path)
     if not text.strip():
         raise InputError(path, "file is empty", line=1)
@@ -50,12 +53,14 @@ def apply_answer_file(items: list[Item], path: Path) -> int:
         source = item.meta.get("source_id")
         if source is not None and str(source) != item.id:
             index.setdefault(str(source), []).append(position)
-    filled = 0
+    repeated = RepeatedIds("answer id")
     for line, row in rows:
         key = str(row.get("id", "")).strip()
         answer = str(row.get("answer", "")).strip()
         if not key:
             raise InputError(path, "missing", line=line, field="id")
+        if not repeated.admit(key, answer, path, line, field="answer"):
+            continue
         if key not in index:
             raise InputError(path, f"no item with id '{key}' in the dataset", line=line, field="id")
         for position in index[key]:
@@ -66,5 +71,4 @@ def apply_answer_file(items: list[Item], path: Path) -> int:
                     path, f"{problem} for {item.task} item '{key}'", line=line, field="answer"
                 )
             items[position] = item.model_copy(update={"answer": answer})
-            filled += 1
-    return filled
+    return repeated.dropped

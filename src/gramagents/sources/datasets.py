@@ -23,6 +23,7 @@ from ..plugins import Registry
 from ..records import Item
 from ..runtime.memory import collector_paused
 from . import _text
+from .duplicates import RepeatedIds
 
 
 @dataclass
@@ -37,6 +38,9 @@ class Dataset:
     """What the reader knows about the dataset (recipe, build run id, ...)."""
     lines: dict[str, int] = field(default_factory=dict)
     """Item id to the line it was read from, where the format has lines."""
+    duplicates: list[dict[str, Any]] = field(default_factory=list)
+    """Rows dropped as identical repeats of an earlier id (`sources.duplicates`); the eval
+    manifest's `dataset.duplicates` and the report say how many and which."""
 
 
 Reader = Callable[[Path], Dataset]
@@ -102,6 +106,7 @@ def read_items(path: Path) -> Dataset:
         raise InputError(path, "file is empty: no items", line=1)
     items: list[Item] = []
     first_line: dict[str, int] = {}
+    repeated = RepeatedIds()
     with collector_paused():
         for line, raw in enumerate(text.splitlines(), start=1):
             if not raw.strip():
@@ -112,14 +117,16 @@ def read_items(path: Path) -> Dataset:
                 item = Item.model_validate(from_json(raw, cache_strings=True))
             except ValueError:  # not JSON, or not an item: the error names line and field
                 item = _item_or_error(path, line, raw)
-            if item.id in first_line:
-                raise InputError(
-                    path,
-                    f"duplicate id '{item.id}' (first on line {first_line[item.id]})",
-                    line=line,
-                    field="id",
-                )
+            if not repeated.admit(item.id, item, path, line):
+                continue  # the same item twice: asked once, listed in the manifest
             first_line[item.id] = line
             items.append(item)
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    return Dataset(path=path, items=items, digest=digest, info=info, lines=first_line)
+    return Dataset(
+        path=path,
+        items=items,
+        digest=digest,
+        info=info,
+        lines=first_line,
+        duplicates=repeated.dropped,
+    )

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from ..plugins import Registry
-from ..records import GenParams, Item
+from ..records import Conditioning, GenParams, Item
 
 
 @dataclass
@@ -41,6 +41,9 @@ class TaskSpec:
     mode: Literal["generate", "loglikelihood"] = "generate"
     """`loglikelihood`: the item is a minimal pair (`vars.good`, `vars.bad`, optional
     `vars.context`) scored by the model's log-probabilities, not by generated text."""
+    conditioning: Conditioning = "spaced"
+    """How a minimal pair's sentences are scored when neither `--conditioning` nor the items
+    (`vars.conditioning`) say: `spaced` or `bare` (models/conditioning.py)."""
     breakdowns: tuple[str, ...] = ("category", "level", "language")
     """Item metadata keys the report breaks scores down by."""
     aggregate: Callable[[list[dict[str, Any]]], Aggregate] | None = None

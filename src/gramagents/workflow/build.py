@@ -22,14 +22,15 @@ from ..models import BackendSettings, Model, create_backend
 from ..progress import ProgressSink, SilentProgress
 from ..records import Counts, GrammarPoint, Instance, Item, RunManifest
 from ..report.build import render_build_report
-from ..resources import file_hash, find
+from ..resources import file_hash
 from ..runtime.cache import Cache, NullCache, ResponseCache
 from ..runtime.embeddings import Embedder
 from ..runtime.paths import default_cache_path
 from ..runtime.retry import RetryPolicy
 from ..runtime.rundir import RunFolder, iter_jsonl, now_iso, write_atomic, write_jsonl_atomic
-from ..sources import SOURCES, ReadOptions, SourceData
+from ..sources import SOURCES, ReadOptions, SourceData, duplicates
 from ..tasks.registry import BuildResources, get_builder
+from ..templates import load_prompt
 from ..versions import package_versions
 from .build_graph import AgentStage, BuildContext, FilterStage, Stage, build_graph
 from .nodes import FILTERS, BuildView, NodeEnv, file_of
@@ -236,6 +237,7 @@ def _new_manifest(
     described: dict[str, Any] = {"path": str(options.source), **source.info}
     if source.files:
         described["files"] = source.files
+    described["duplicates"] = duplicates.summary(source.duplicates)
     return RunManifest(
         run_id=folder.run_id,
         kind="build",
@@ -244,7 +246,10 @@ def _new_manifest(
         models=models,
         seed=seed,
         versions=package_versions(),
-        hashes={"recipe": file_hash(recipe_file), "source": source_digest(Path(options.source))},
+        hashes={
+            "recipe": file_hash(recipe_file),
+            "source": source_digest(source.location or Path(options.source)),
+        },
         started=now_iso(),
         source=described,
         agents="on" if options.agents else "off",
@@ -317,6 +322,9 @@ def finish_build(
     manifest.finished = now_iso()
     write_atomic(folder.file("report.md"), render_build_report(manifest, view))
     folder.write_manifest(manifest)
+    from ..report.view import write_view
+
+    write_view([folder.path])
 
 
 def _prompt_hashes(recipe: Recipe, items: list[Item]) -> dict[str, str]:
@@ -324,7 +332,7 @@ def _prompt_hashes(recipe: Recipe, items: list[Item]) -> dict[str, str]:
     for node in recipe.agent_nodes:
         languages = ("zh", "en") if "{language}" in node.prompt else ("en",)
         names |= {node.prompt.format(language=lang) for lang in languages}
-    return {f"prompts/{n}": file_hash(find("prompts", n)) for n in sorted(names)}
+    return {f"prompts/{n}": load_prompt(n).hash for n in sorted(names)}
 
 
 @dataclass

@@ -122,9 +122,15 @@ def _dispatch(stage: AgentStage, after: str) -> Callable[..., list[Send] | str]:
 
 
 def _reference(value: Any) -> Any:
-    """How a task's value is named in a failure record (records by their id)."""
+    """How a task's value is named in a failure record (records, and lists of them, by id)."""
     if isinstance(value, BaseModel) and hasattr(value, "id"):
         return value.id
+    if (
+        isinstance(value, list | tuple)
+        and value
+        and all(isinstance(v, BaseModel) and hasattr(v, "id") for v in value)
+    ):
+        return [v.id for v in value]  # type: ignore[attr-defined]
     return value if isinstance(value, str | int | float | bool) or value is None else str(value)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import GramagentsError, InputError, RunError
+from ..errors import GramagentsError, RunError
 from ..models import BackendSettings, Model, create_backend
 from ..models.base import Backend
 from ..progress import ProgressSink, SilentProgress
@@ -30,10 +30,12 @@ from ..runtime.retry import RetryPolicy
 from ..runtime.rundir import RunFolder, iter_jsonl, now_iso, repair_jsonl
 from ..sources.answers import apply_answer_file
 from ..sources.datasets import Dataset, read_dataset
-from ..tasks import TaskSpec, get_task
-from ..tasks.registry import rubric_of
+from ..sources.duplicates import summary
+from ..tasks import TaskSpec
 from ..templates import PromptTemplate, load_prompt
 from ..versions import package_versions
+from .pair_conditioning import pair_conditionings
+from .selection import Selection, select_items
 
 MAX_CHUNKS_IN_FLIGHT = 4
 COLLECT_EVERY = 20_000
@@ -59,6 +61,11 @@ class EvalOptions:
     command: list[str] = field(default_factory=list)
     judge: str = "smollm2"
     """Model spec of the rubric judge (used only when some task is judged)."""
+    conditioning: str | None = None
+    """How every minimal pair is scored (`spaced` or `bare`); None: as each task's items or
+    the task itself say (pair_conditioning.py)."""
+    view: bool = True
+    """Write the run viewer (`report.html` and `view/`) when the run ends."""
 
 
 @dataclass
@@ -72,78 +79,6 @@ class EvalResult:
     def report_path(self) -> Path:
         """The run's `report.md`."""
         return self.folder.file("report.md")
-
-
-@dataclass
-class Selection:
-    """The items in scope and what the run needs to know of them, gathered in one pass."""
-
-    items: list[Item]
-    tasks: dict[str, TaskSpec]
-    """The specs of the items' tasks."""
-    per_task: dict[str, int]
-    templates: dict[str, PromptTemplate]
-    """Prompt templates the items use, by name (sorted), each loaded once for the run."""
-    pair_tasks: list[str]
-    """Tasks that compare log-likelihoods, sorted."""
-    rubrics: list[str]
-    """Rubrics the judged items' answers are scored with, sorted."""
-    no_gold: dict[str, int]
-    """Per task: items without a gold answer and without a rubric."""
-    random_baselines: dict[str, float]
-
-
-def select_items(dataset: Dataset, limit: int | None) -> Selection:
-    """Items in scope (at most `limit` per task), their tasks' specs and the run's tallies.
-
-    One pass keeps the items in scope, in dataset order, grouped by task, and notes what the
-    tallies need of each item while it is at hand; the baselines are then taken task by task.
-    """
-    tasks: dict[str, TaskSpec] = {}
-    groups: dict[str, list[Item]] = {}
-    chosen: list[Item] = []
-    templates: set[str] = set()
-    rubrics: set[str] = set()
-    no_gold: dict[str, int] = {}
-    for item in dataset.items:
-        group = groups.get(item.task)
-        if group is None:
-            spec = get_task(item.task)
-            if spec is None:
-                raise InputError(
-                    dataset.path,
-                    f"unknown task '{item.task}' (item '{item.id}')",
-                    line=dataset.lines.get(item.id),
-                    field="task",
-                )
-            tasks[item.task] = spec
-            group = groups[item.task] = []
-        if limit is not None and len(group) >= limit:
-            continue
-        group.append(item)
-        chosen.append(item)
-        templates.add(item.prompt.template)
-        rubric = rubric_of(item, tasks)
-        if rubric:
-            rubrics.add(rubric)
-        elif item.answer is None:
-            no_gold[item.task] = no_gold.get(item.task, 0) + 1
-    baselines = {
-        name: mean
-        for name, group in groups.items()
-        if (mean := tasks[name].random_mean(group)) is not None
-    }
-    per_task = {name: len(group) for name, group in groups.items() if group}
-    return Selection(
-        items=chosen,
-        tasks=tasks,
-        per_task=per_task,
-        templates={name: load_prompt(name) for name in sorted(templates)},
-        pair_tasks=sorted(t for t in per_task if tasks[t].mode == "loglikelihood"),
-        rubrics=sorted(rubrics),
-        no_gold=no_gold,
-        random_baselines=baselines,
-    )
 
 
 class RecordWriter:
@@ -225,7 +160,9 @@ class ChunkRecords:
         writer.written += len(self.responses) + len(self.scores)
 
 
-def _check_resumable(folder: RunFolder, dataset: Dataset) -> RunManifest | None:
+def _check_resumable(
+    folder: RunFolder, dataset: Dataset, conditioning: dict[str, str]
+) -> RunManifest | None:
     previous = folder.read_manifest()
     if previous is None:
         return None
@@ -234,6 +171,13 @@ def _check_resumable(folder: RunFolder, dataset: Dataset) -> RunManifest | None:
     if previous.hashes.get("dataset") != dataset.digest:
         raise RunError(
             f"--run-dir {folder.path}: holds an eval of a different dataset; use a new --run-dir"
+        )
+    changed = [t for t, c in conditioning.items() if previous.conditioning.get(t, c) != c]
+    if changed:
+        before = ", ".join(f"{t} {previous.conditioning[t]}" for t in changed)
+        raise RunError(
+            f"--run-dir {folder.path}: its minimal pairs were scored with another conditioning "
+            f"({before}); use a new --run-dir"
         )
     return previous
 
@@ -258,11 +202,15 @@ async def run_eval(
 def _read(dataset_path: str | Path, options: EvalOptions) -> tuple[Dataset, Selection]:
     dataset = read_dataset(dataset_path, options.fmt)
     if options.answers is not None:
-        apply_answer_file(dataset.items, options.answers)
+        dataset.duplicates += apply_answer_file(dataset.items, options.answers)
         dataset.digest = hashlib.sha256(
             (dataset.digest + file_hash(options.answers)).encode()
         ).hexdigest()
-    return dataset, select_items(dataset, options.limit)
+    selection = select_items(dataset, options.limit)
+    selection.conditioning = pair_conditionings(
+        dataset, selection.items, selection.tasks, selection.pair_tasks, options.conditioning
+    )
+    return dataset, selection
 
 
 async def _open_backends(
@@ -315,8 +263,10 @@ def _eval_manifest(
             "format": options.fmt,
             "items": len(selection.items),
             **dataset.info,
+            "duplicates": summary(dataset.duplicates),
         },
         tasks=selection.per_task,
+        conditioning=selection.conditioning,
         random_baselines=selection.random_baselines,
         no_gold=selection.no_gold,
         judge={"model": judge.label, "requests_sent": 0, "cache_hits": 0} if judge else None,
@@ -331,7 +281,7 @@ async def _run_eval(
     backends = await _open_backends(options, selection, opened)
     folder = RunFolder.open(options.run_dir, "eval")
     try:
-        previous = _check_resumable(folder, dataset)
+        previous = _check_resumable(folder, dataset, selection.conditioning)
     except GramagentsError:
         folder.discard()
         raise
@@ -384,6 +334,7 @@ async def _run_eval(
                     templates,
                     judge,
                     rubrics,
+                    selection.conditioning,
                 )
     except BaseException as exc:
         failure = exc
@@ -393,7 +344,9 @@ async def _run_eval(
         if isinstance(failure, GramagentsError) and folder.created and writer.written == 0:
             folder.discard()  # nothing was recorded: leave no folder behind
         else:
-            _finish(folder, manifest, models, items, resumed, writer, judge)
+            # the viewer takes seconds on a large run: not when the run was stopped
+            view = options.view and failure is None
+            _finish(folder, manifest, models, items, resumed, writer, judge, view)
             folder.close()
         cache.close()
     return EvalResult(folder=folder, manifest=manifest)
@@ -409,6 +362,7 @@ async def _evaluate_model(
     templates: dict[str, PromptTemplate],
     judge: Model | None = None,
     rubrics: dict[str, Any] | None = None,
+    conditioning: dict[str, str] | None = None,
 ) -> None:
     from .eval_graph import EvalContext, eval_graph  # langgraph: imported only when needed
 
@@ -429,6 +383,7 @@ async def _evaluate_model(
                 templates=templates,
                 judge=judge,
                 rubrics=rubrics or {},
+                conditioning=conditioning or {},
             )
             await eval_graph().ainvoke(
                 {"items": pending},
@@ -459,6 +414,7 @@ def _finish(
     resumed: int,
     writer: RecordWriter,
     judge: Model | None = None,
+    view: bool = True,
 ) -> None:
     labels = {m.label for m in models}
     in_scope = len(labels) * len(items)
@@ -489,5 +445,9 @@ def _finish(
         }
     manifest.status = "complete" if done == in_scope else "partial"
     manifest.finished = now_iso()
-    write_eval_report(folder, manifest, writer.summary.summary())
+    summary = write_eval_report(folder, manifest, writer.summary.summary())
     folder.write_manifest(manifest)
+    if view:
+        from ..report.view import write_view
+
+        write_view([folder.path], summary=summary)

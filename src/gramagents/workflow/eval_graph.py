@@ -99,6 +99,8 @@ class EvalContext:
     templates: dict[str, PromptTemplate] = field(default_factory=dict)
     """Every prompt template the run renders (the judge's included), by name: loaded once per
     run, as the manifest hashed them."""
+    conditioning: dict[str, str] = field(default_factory=dict)
+    """Per minimal-pair task, how its sentences are scored (`spaced` when a task is missing)."""
 
 
 def _context(config: RunnableConfig) -> EvalContext:
@@ -106,21 +108,32 @@ def _context(config: RunnableConfig) -> EvalContext:
 
 
 def _render(
-    items: list[Item], tasks: dict[str, TaskSpec], templates: dict[str, PromptTemplate]
+    items: list[Item], ctx: EvalContext
 ) -> tuple[
     list[ChatRequest | None], list[tuple[LoglikelihoodRequest, LoglikelihoodRequest] | None]
 ]:
-    """Each item's chat request, or for a minimal pair its two scoring requests."""
+    """Each item's chat request, or for a minimal pair its two scoring requests.
+
+    A task's decoding parameters are the model's where its spec sets some (`Model.params`).
+    """
+    tasks, templates = ctx.tasks, ctx.templates
+    params = {name: ctx.model.params(spec.params) for name, spec in tasks.items()}
     requests: list[ChatRequest | None] = []
     pairs: list[tuple[LoglikelihoodRequest, LoglikelihoodRequest] | None] = []
     for item in items:
         spec = tasks[item.task]
         if spec.mode == "loglikelihood":
-            context = str(item.prompt.vars.get("context", ""))
+            parts = item.prompt.vars
+            context = str(parts.get("context", ""))
+            how = ctx.conditioning.get(item.task, spec.conditioning)
             pairs.append(
                 (
-                    LoglikelihoodRequest(context=context, continuation=item.prompt.vars["good"]),
-                    LoglikelihoodRequest(context=context, continuation=item.prompt.vars["bad"]),
+                    LoglikelihoodRequest(
+                        context=context, continuation=parts["good"], conditioning=how
+                    ),
+                    LoglikelihoodRequest(
+                        context=context, continuation=parts["bad"], conditioning=how
+                    ),
                 )
             )
             requests.append(None)
@@ -129,8 +142,9 @@ def _render(
         requests.append(
             ChatRequest(
                 messages=template.render(item.prompt.vars),
-                params=spec.params,
+                params=params[item.task],
                 prompt_hash=template.hash,
+                base_prompt=template.render_base(item.prompt.vars),
             )
         )
         pairs.append(None)
@@ -152,7 +166,7 @@ async def plan(state: EvalState, config: RunnableConfig) -> dict[str, Any]:
     if not model.cache.enabled:
         return {"chunks": [{"items": items[k : k + size]} for k in range(0, len(items), size)]}
     with collector_paused():
-        requests, pairs = _render(items, ctx.tasks, ctx.templates)
+        requests, pairs = _render(items, ctx)
         chat_keys = model.chat_keys([r for r in requests if r is not None])
         pairs_flat = [r for pair in pairs if pair is not None for r in pair]
         pair_keys = model.likelihood_keys(pairs_flat)
@@ -201,7 +215,7 @@ async def generate(state: ChunkState, config: RunnableConfig) -> ChunkState:
     if "requests" in state:
         requests, item_pairs = state["requests"], state["pairs"]
     else:  # no cache: the plan left the rendering to the chunk
-        requests, item_pairs = _render(state["items"], ctx.tasks, ctx.templates)
+        requests, item_pairs = _render(state["items"], ctx)
     chats = [r for r in requests if r is not None]
     scored = [r for pair in item_pairs if pair is not None for r in pair]
     answers: list[Generation] = []

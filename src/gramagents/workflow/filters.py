@@ -75,11 +75,17 @@ class DedupOptions(_Options):
     """The record fields compared, joined (a mapping as `keyvalue` pairs)."""
     group_by: str | None = None
     """Compare only records with the same value of this field (e.g. the item shape)."""
+    record: str | None = None
+    """Compare only records of this type (its class name, e.g. `Instance`); others stay."""
 
 
 async def dedup(view: BuildView, options: Any, env: NodeEnv) -> NodeUpdate:
     """Remove near-duplicates; each removal is recorded with the record it repeats."""
-    records = list(view.records.values())
+    records = [
+        r
+        for r in view.records.values()
+        if options.record is None or type(r).__name__ == options.record
+    ]
     keys = texts(records, options.fields)
     groups = [str(getattr(r, options.group_by, "")) if options.group_by else "" for r in records]
     repeats = near_duplicates(keys, groups, options.threshold, options.num_perm)

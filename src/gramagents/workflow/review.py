@@ -114,14 +114,26 @@ def _row(instance: Instance, points: dict[str, GrammarPoint]) -> dict[str, str]:
     }
 
 
-def write_review(path: Path, queue: list[Instance], points: dict[str, GrammarPoint]) -> int:
-    """Write the review file (CSV with BOM for spreadsheets, or JSONL); returns its rows."""
-    rows = [_row(i, points) for i in queue]
+def write_review(
+    path: Path,
+    queue: list[Instance],
+    points: dict[str, GrammarPoint],
+    extra: dict[str, Callable[[Instance], str]] | None = None,
+) -> int:
+    """Write the review file (CSV with BOM for spreadsheets, or JSONL); returns its rows.
+
+    `extra` adds columns a recipe's reviewers need (e.g. a translation), placed before the
+    agent's status; reading the file back ignores them.
+    """
+    extra = extra or {}
+    rows = [{**_row(i, points), **{k: f(i) for k, f in extra.items()}} for i in queue]
+    at = COLUMNS.index("agent_status")
+    columns = [*COLUMNS[:at], *extra, *COLUMNS[at:]]
     if path.suffix == ".jsonl":
         write_atomic(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     else:
         buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
+        writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
         write_atomic(path, "\ufeff" + buffer.getvalue())

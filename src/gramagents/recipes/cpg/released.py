@@ -7,6 +7,11 @@ Golds that follow from the bank are filled in (SINGLE-T: T, BATCH-F: nine F, …
 CAT-GRA and CON-INS-T5F5 carry none, and take them from an answer file (`--answers`). What
 scoring needs is read off the question: the sub-question count of BATCH and CON-INS, the
 options of SIM-GRA and CAT-GRA, and the grammar point's category for the breakdowns.
+
+Ids are the bank and the released id (`SIM-GRA/12`). A row that repeats an earlier row's id
+with the same question (the released lite file has such rows) is asked once and listed in the
+eval manifest's `dataset.duplicates` and the report; the same id with a different question is
+an error naming the file, the line and the field.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from ...errors import InputError
 from ...records import Item, PromptParts
 from ...sources import _text
 from ...sources.datasets import Dataset, dataset_format
+from ...sources.duplicates import RepeatedIds
 
 BANKS = (
     "SINGLE-T",
@@ -135,34 +141,18 @@ def read_released(path: Path) -> Dataset:
         raise InputError(path, "file not found")
     items: list[Item] = []
     digest = hashlib.sha256()
-    seen: dict[str, Item] = {}
-    repeated = 0
+    repeated = RepeatedIds()
     for file in files:
         digest.update(file.read_bytes())
         for item in _rows(file, bank_of(file)):
-            first = seen.get(item.id)
-            if first is None:
-                seen[item.id] = item
-                items.append(item)
-            elif first.prompt.vars == item.prompt.vars:
-                repeated += 1  # the same question twice (the lite file has some): asked once
-            else:
-                raise InputError(
-                    file,
-                    f"id '{item.meta['source_id']}' of {item.task} is "
-                    f"used for two different questions (first in "
-                    f"{first.meta['source_file']}:{first.meta['line']})",
-                    line=item.meta["line"],
-                    field="id",
-                )
+            question = item.prompt.vars["text"]
+            if repeated.admit(item.id, question, file, item.meta["line"], field="question"):
+                items.append(item)  # an identical repeat (the lite file has some) is asked once
     return Dataset(
         path=path,
         items=items,
         digest=digest.hexdigest(),
-        info={
-            "format": "cpg-eval",
-            "files": [f.name for f in files],
-            "repeated_rows_skipped": repeated,
-        },
+        info={"format": "cpg-eval", "files": [f.name for f in files]},
         lines={i.id: i.meta["line"] for i in items},
+        duplicates=repeated.dropped,
     )

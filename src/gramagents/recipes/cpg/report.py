@@ -16,4 +16,5 @@ CPG_TABLE_3 = Layout(
         Column("CON-INS", "F×10", "CON-INS-F10"),
         Column("CON-INS", "T×5&F×5", "CON-INS-T5F5"),
     ),
+    note="Accuracy at the sub-question level (a BATCH or CON-INS question counts each sentence).",
 )

@@ -8,6 +8,10 @@ JSONL and YAML hold one point per record::
 CSV holds one sentence per row, with columns ``id, category, level, name, sentence`` and the
 optional ``description``, ``kind`` (``example`` or ``confuser``, default ``example``) and
 ``language``. Rows of one point must agree on its category, level, name and description.
+
+A record, or a CSV row, that repeats an earlier one whole is dropped and listed (the build
+manifest's `source.duplicates`); the same point id (in CSV, point and sentence) with other
+content is an error naming the file, the line and the field.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any
 from ...errors import InputError
 from ...records import GrammarPoint, SourceRef
 from ...sources import ReadOptions, SourceData, _text, source_reader
+from ...sources.duplicates import RepeatedIds
 from ...sources.points import point_source
 
 REQUIRED = ("id", "category", "level", "name")
@@ -33,8 +38,14 @@ def detect_language(texts: list[str]) -> str:
     return "zh" if any(_CJK.search(t) for t in texts) else "en"
 
 
-def read_grammar_table(path: str | Path) -> list[GrammarPoint]:
-    """Read a grammar-point table; the format follows the file extension."""
+def read_grammar_table(
+    path: str | Path, dropped: list[dict[str, Any]] | None = None
+) -> list[GrammarPoint]:
+    """Read a grammar-point table; the format follows the file extension.
+
+    A record (or CSV row) that repeats an earlier one whole is left out and listed in
+    `dropped`; the same id (point and sentence, in CSV) with other content is an error.
+    """
     path = Path(path)
     suffix = path.suffix.lower()
     readers = {".jsonl": _read_jsonl, ".csv": _read_csv, ".yaml": _read_yaml, ".yml": _read_yaml}
@@ -43,7 +54,10 @@ def read_grammar_table(path: str | Path) -> list[GrammarPoint]:
     text = _text.read_utf8(path)
     if not text.strip():
         raise InputError(path, "file is empty: no grammar points", line=1)
-    points = readers[suffix](path, text)
+    found: list[dict[str, Any]] = []
+    points = readers[suffix](path, text, found)
+    if dropped is not None:
+        dropped.extend(found)
     if not points:
         raise InputError(path, "no grammar points found", line=1)
     return points
@@ -127,12 +141,12 @@ def _point_from_record(record: dict[str, Any], path: Path, line: int) -> Grammar
     )
 
 
-def _read_jsonl(path: Path, text: str) -> list[GrammarPoint]:
+def _read_jsonl(path: Path, text: str, dropped: list[dict[str, Any]]) -> list[GrammarPoint]:
     points = [_point_from_record(obj, path, line) for line, obj in _text.iter_jsonl(path, text)]
-    return _text.check_unique_ids(points, path)
+    return _text.unique_points(points, path, dropped)
 
 
-def _read_yaml(path: Path, text: str) -> list[GrammarPoint]:
+def _read_yaml(path: Path, text: str, dropped: list[dict[str, Any]]) -> list[GrammarPoint]:
     data, lines = _text.load_yaml_with_lines(path, text)
     if isinstance(data, dict) and set(data) == {"points"}:
         data = data["points"]
@@ -145,19 +159,22 @@ def _read_yaml(path: Path, text: str) -> list[GrammarPoint]:
         if not isinstance(record, dict):
             raise InputError(path, f"entry {index + 1} is not a mapping", line=None)
         points.append(_point_from_record(record, path, lines.get(id(record), 1)))
-    return _text.check_unique_ids(points, path)
+    return _text.unique_points(points, path, dropped)
 
 
-def _read_csv(path: Path, text: str) -> list[GrammarPoint]:
+def _read_csv(path: Path, text: str, dropped: list[dict[str, Any]]) -> list[GrammarPoint]:
     by_id: dict[str, dict[str, Any]] = {}
+    rows = RepeatedIds("sentence")
     for line, row in _text.iter_csv(path, text, CSV_REQUIRED):
         point_id = _text_field(row, "id", path, line)
+        sentence = _text_field(row, "sentence", path, line)
+        if not rows.admit(f"{point_id}: {sentence}", row, path, line, field="sentence"):
+            continue  # the same row twice
         kind = (row.get("kind") or "example").strip().lower()
         if kind not in ("example", "confuser"):
             raise InputError(
                 path, f"must be 'example' or 'confuser', not '{kind}'", line=line, field="kind"
             )
-        sentence = _text_field(row, "sentence", path, line)
         header = {
             "category": _text_field(row, "category", path, line),
             "level": _level(row.get("level", ""), path, line),
@@ -172,7 +189,6 @@ def _read_csv(path: Path, text: str) -> list[GrammarPoint]:
                 "lines": [line],
                 "examples": [],
                 "confusers": [],
-                "sentences": {},
                 "language": (row.get("language") or "").strip(),
             }
         else:
@@ -187,17 +203,9 @@ def _read_csv(path: Path, text: str) -> list[GrammarPoint]:
                         field=key,
                     )
             entry["lines"].append(line)
-        if sentence in entry["sentences"]:
-            raise InputError(
-                path,
-                f"duplicate sentence for point '{point_id}' (first on line "
-                f"{entry['sentences'][sentence]})",
-                line=line,
-                field="sentence",
-            )
-        entry["sentences"][sentence] = line
         entry["examples" if kind == "example" else "confusers"].append(sentence)
 
+    dropped.extend(rows.dropped)
     points = []
     for point_id, entry in by_id.items():
         if not entry["examples"]:
@@ -224,4 +232,7 @@ def _read_csv(path: Path, text: str) -> list[GrammarPoint]:
 @source_reader("grammar-table")
 def grammar_table_source(path: Path, options: ReadOptions) -> SourceData:
     """The build source: the points of `path`, one instance per sentence."""
-    return point_source(read_grammar_table(path), options)
+    dropped: list[dict[str, Any]] = []
+    data = point_source(read_grammar_table(path, dropped), options)
+    data.duplicates = dropped
+    return data

@@ -33,7 +33,9 @@ class Standardized(BaseModel):
 
     question: str = Field(description="The question stem, without the options.")
     options: dict[str, str] = Field(description="Options by letter, e.g. {'A': '...'}.")
-    answer: str = Field(description="The letter of the correct option.")
+    answer: str = Field(
+        description="The letter of the correct option; all of them (e.g. 'BD') when several are."
+    )
     explanation: str = ""
 
 
@@ -94,10 +96,23 @@ async def standardize(task: AgentTask, ctx: AgentContext) -> AgentResult:
     entry: Unparsed = task["record"]
     outcome = await _ask(ctx, {"raw": entry.text, "reason": entry.reason}, Standardized)
     value = outcome.value
-    if value is not None and value.answer.strip().upper() in value.options:
-        return AgentResult([from_agent(entry, value.model_dump())], "fixed", removed=[entry.id])
+    letters = _letters(value) if value is not None else None
+    if value is not None and letters:
+        made = from_agent(entry, value.model_dump(), letters)
+        return AgentResult([made], "fixed", removed=[entry.id])
     reason = outcome.error or f"answer '{value.answer}' is not one of the options"
     return AgentResult([], "failed", failure=reason, removed=[entry.id], details=_describe(entry))
+
+
+def _letters(value: Standardized) -> list[str] | None:
+    """The answer's option letters (one, or several for a multiple-answer item), if it names any."""
+    from .options import OptionError, answer_letters
+
+    options = {str(k).strip().upper(): str(v) for k, v in value.options.items()}
+    try:
+        return answer_letters(value.answer, options)
+    except OptionError:
+        return None
 
 
 def unparsed_fail(view: BuildView, options: BaseModel) -> NodeUpdate:

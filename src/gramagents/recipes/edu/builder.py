@@ -16,6 +16,7 @@ from .sources import EduItem
 
 TASK_OF_SHAPE = {
     "mc": ("EDU-MC", "edu/mc.md"),
+    "mc_multi": ("EDU-MC-MULTI", "edu/mc-multi.md"),
     "dialogue": ("EDU-DIALOGUE", "edu/dialogue.md"),
     "essay": ("EDU-ESSAY", "edu/essay.md"),
     "poetry": ("EDU-TEXT", "edu/open.md"),
@@ -109,7 +110,7 @@ def _gold(item: EduItem) -> Any:
 
 
 def _vars(item: EduItem, shots: list[dict[str, Any]]) -> dict[str, Any]:
-    if item.shape == "mc":
+    if item.shape in ("mc", "mc_multi"):
         return mc_vars(item, shots)
     if item.shape == "dialogue":
         return {"dialogue": item.prompt, "shots": shots}
@@ -119,7 +120,7 @@ def _vars(item: EduItem, shots: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _shot(item: EduItem) -> dict[str, Any]:
-    if item.shape == "mc":
+    if item.shape in ("mc", "mc_multi"):
         text = item.prompt + "\n" + "\n".join(f"{k}. {v}" for k, v in (item.options or {}).items())
         return {"prompt": text, "answer": item.answer}
     if item.shape == "essay":

@@ -44,6 +44,36 @@ def extract_choice(text: str, letters: str = "ABCD") -> tuple[str | None, str]:
     return None, "invalid"
 
 
+_SET = r"([A-H](?:\s*(?:[,，、;；/&+]|and|和|及|与)?\s*[A-H])*)(?![A-Za-z])"
+# Multiple-answer items: the same rules, each reading every letter of the answer.
+_CHOICES_RULES: list[tuple[str, str]] = [
+    ("bare", rf"^\s*[(（\[【]?\s*{_SET}\s*[)）\]】]?\s*[.。．、]?\s*$"),
+    ("answer-is-zh", rf"答案\s*(?:是|为|应为|应该是)?\s*[:：]?\s*[(（\[【]?\s*{_SET}"),
+    ("choose-zh", rf"(?:选择|选项|应选|选)\s*[:：]?\s*[(（\[【]?\s*{_SET}"),
+    (
+        "answer-is-en",
+        rf"(?i:the\s+(?:correct\s+)?answers?\s+(?:is|are)|answers?\s*[:：])\s*[(\[]?\s*{_SET}",
+    ),
+    ("leading", rf"^\s*[(（\[【]?{_SET}[)）\]】.．、:：\s]"),
+]
+
+
+def extract_choices(text: str, letters: str = "ABCD") -> tuple[str | None, str]:
+    """The option letters a reply to a multiple-answer item gives (sorted, e.g. `"BD"`).
+
+    The rules of `extract_choice`, each reading all the letters it finds together (`BD`,
+    `B、D`, `B和D`, "the answers are A and C"); a letter that is not an option makes the rule
+    pass. There is no fallback on letters scattered through the reply: `(None, "invalid")`.
+    """
+    allowed = set(letters)
+    for name, pattern in _CHOICES_RULES:
+        for match in re.finditer(pattern, text, flags=re.MULTILINE):
+            found = set(re.findall(r"[A-H]", match.group(1)))
+            if found and found <= allowed:
+                return "".join(sorted(found)), name
+    return None, "invalid"
+
+
 def _first_number(text: str, lo: float, hi: float) -> float | None:
     labelled = re.search(
         r"(?:得分|分数|评分|score|类别|label)\s*[:：是为]?\s*(-?\d+(?:\.\d+)?)",

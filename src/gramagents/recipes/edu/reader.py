@@ -22,11 +22,13 @@ def edueval_source(path: Path, options: ReadOptions) -> SourceData:
         records=[*items, *unparsed],
         stage="ingest",
         stats={
-            "read": len(items) + len(unparsed),
+            "read": len(items) + len(unparsed) + len(result.duplicates),
             "parsed": len(items),
             "unparsed": len(unparsed),
+            **({"duplicates": len(result.duplicates)} if result.duplicates else {}),
             "warnings": len(result.warnings),
         },
         files=result.files,
         warnings=result.warnings,
+        duplicates=result.duplicates,
     )

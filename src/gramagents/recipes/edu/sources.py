@@ -1,11 +1,15 @@
 """Readers for the public EduEval layout, standardized by rules to one schema.
 
-The layout: a root folder with one folder per cognitive level (`1_memory`, `2.理解`, ...), one
-JSONL per task inside. Each line's shape is told by its keys:
+The layout: a root folder with one folder per cognitive level (`1_memory`, `2.理解`, `Ethics`,
+`Creation`, ...; the root may itself be one level's folder), one JSONL per task inside
+(`Primary_Moral.jsonl`, `Junior_Ethics Scenario.jsonl`, `初中历史知识.jsonl`). Each line's
+shape is told by its keys (names in `fields`: `ques_content` or `question`, `ques_answer` or
+`answer`, ...):
 
-- `mc` (multiple choice): `subject`, `ques_content` (options inside), `ques_answer` (`"B"` or
-  `["B"]`), `ques_analyze`, `ques_difficulty`, sometimes `category_cn`, `ques_type`,
-  `ques_knowledges`;
+- `mc` (multiple choice, one answer) and `mc_multi` (several answers, scored as an exact set):
+  `subject`, `ques_content` with the options inside in any of the ways `options` reads (or a
+  separate `options` field), `ques_answer` (`"B"`, `["B"]`, `"BD"`, `["A", "E"]`, or an
+  option's text), `ques_analyze`, `ques_difficulty`;
 - `dialogue`: `dialogue`, `subject` (int), `label` (int 1-9);
 - `essay`: `question`, `score` (0-100), `ques_answer` (the essay);
 - `question_generation`: `id`, `grade`, `subject`, `knowledge_point`, `task_description`;
@@ -17,7 +21,9 @@ The level comes from the folder, the grade from the file name (`小学`/`primary
 `初中`/`junior`/`middle`, `高中`/`senior`/`high`, `grade7`, `七年级`) unless the line has one.
 A missing field is reported as a warning naming file, line and field, never filled in by a
 guess; a line the rules cannot parse comes back as `Unparsed` with the reason, for the
-standardization agent.
+standardization agent. An item's id is `<task>/<id>` when the line has an id, else
+`<task>#<line>`; a line repeating an earlier line's id with the same content is dropped and
+listed, with different content it is an error.
 """
 
 from __future__ import annotations
@@ -32,21 +38,16 @@ from pydantic import BaseModel, Field
 
 from ...errors import InputError
 from ...sources._text import parse_json_line, read_utf8
+from ...sources.duplicates import RepeatedIds
+from .fields import DIFFICULTY, GRADE, IDS, SUBJECT, mc_fields, other_fields, pick, shape_of
 from .taxonomy import level as find_level
 
-DIFFICULTY = {"易": 1, "容易": 1, "较易": 2, "一般": 3, "中档": 3, "较难": 4, "难": 5, "困难": 5}
-_OPTION = re.compile(r"(?:^|(?<=\s)|(?<=[。；;，,]))[(（]?([A-H])[)）]?\s*[.．、:：)]\s*")
 _GRADES = [
     (re.compile(r"小学|primary", re.I), "primary"),
     (re.compile(r"初中|junior|middle", re.I), "junior"),
     (re.compile(r"高中|senior|high", re.I), "senior"),
 ]
 _GRADE_N = re.compile(r"grade[_\s-]?(\d{1,2})|([一二三四五六七八九十]{1,2}|\d{1,2})年级", re.I)
-_TEXT_TASKS = [
-    (re.compile(r"诗|poem|poetry", re.I), "poetry"),
-    (re.compile(r"阅读|reading", re.I), "reading"),
-    (re.compile(r"写作|作文|writing", re.I), "text_writing"),
-]
 
 
 class EduItem(BaseModel):
@@ -106,29 +107,11 @@ class ReadResult:
     unparsed: list[Unparsed] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     files: list[dict[str, Any]] = field(default_factory=list)
-    """Per file: `file`, and how many items it held (`read`), the rules `parsed` and
-    they `refused`."""
-
-
-def parse_options(text: str) -> tuple[str, dict[str, str]]:
-    """Split `ques_content` into the stem and its options (A., A．, A、, (A), A: ...).
-
-    Options must run A, B, C, ... in order; anything else leaves no options.
-    """
-    marks = []
-    expected = "A"
-    for match in _OPTION.finditer(text):
-        if match.group(1) == expected:
-            marks.append(match)
-            expected = chr(ord(expected) + 1)
-    if len(marks) < 2:
-        return text.strip(), {}
-    stem = text[: marks[0].start()].strip()
-    options = {}
-    for k, match in enumerate(marks):
-        end = marks[k + 1].start() if k + 1 < len(marks) else len(text)
-        options[match.group(1)] = text[match.end() : end].strip().rstrip("；;，,")
-    return stem, options
+    """Per file: `file`, its `level`, the items it held (`read`), those the rules `parsed` and
+    `refused`, the identical repeats dropped (`duplicates`), and why lines were refused
+    (`reasons`, reason -> count)."""
+    duplicates: list[dict[str, Any]] = field(default_factory=list)
+    """Lines dropped as identical repeats of an earlier line's id (`sources.duplicates`)."""
 
 
 def grade_of(name: str) -> str | None:
@@ -142,45 +125,27 @@ def grade_of(name: str) -> str | None:
     return None
 
 
-def _shape(record: dict[str, Any], stem: str) -> str | None:
-    keys = set(record)
-    if "dialogue" in keys:
-        return "dialogue"
-    if "score" in keys and "question" in keys:
-        return "essay"
-    if keys & {"knowledge_point", "task_description"}:
-        return "question_generation"
-    if keys & {"topic", "teaching_design_requirements"}:
-        return "teaching_design"
-    if "ques_content" in keys:
-        answer = record.get("ques_answer")
-        letters = answer if isinstance(answer, list) else [answer]
-        if all(isinstance(a, str) and re.fullmatch(r"\s*[A-H]{1,4}\s*", a) for a in letters):
-            return "mc"  # one letter, or several (multi-answer: left to the agent)
-        if re.search(r"[A-H][.．、]", str(record["ques_content"])) and (
-            isinstance(answer, str) and len(answer.strip()) <= 4
-        ):
-            return "mc"  # options inside, an answer that is no single letter: for the agent
-        for pattern, shape in _TEXT_TASKS:
-            if pattern.search(stem):
-                return shape
-        return "reading"
-    return None
+def _level_of(folder: Path) -> str | None:
+    try:
+        return find_level(folder.name).id
+    except Exception:  # noqa: BLE001 - not a level's name: the caller says so
+        return None
 
 
 def read_edueval(root: str | Path) -> ReadResult:
-    """Read every JSONL under the level folders of `root`."""
+    """Read every JSONL under the level folders of `root` (or of `root` itself, a level)."""
     root = Path(root)
     if not root.is_dir():
         raise InputError(root, "not a folder: the EduEval layout is one folder per level")
     result = ReadResult()
     folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if _level_of(root) is not None and any(root.glob("*.jsonl")):
+        folders = [root]  # one level's folder, given alone
     if not folders:
-        raise InputError(root, "no level folders (e.g. 1_memory/, 2_understanding/)")
+        raise InputError(root, "no level folders (e.g. 1_memory/, 2_understanding/, Ethics/)")
     for folder in folders:
-        try:
-            level = find_level(folder.name).id
-        except Exception:  # noqa: BLE001 - reported, not guessed
+        level = _level_of(folder)
+        if level is None:
             result.warnings.append(f"{folder}: not an EduAbility level folder; skipped")
             continue
         files = sorted(folder.glob("*.jsonl"))
@@ -192,37 +157,47 @@ def read_edueval(root: str | Path) -> ReadResult:
 
 
 def _read_file(path: Path, level: str, task: str, result: ReadResult) -> None:
-    parsed, refused = len(result.items), len(result.unparsed)
+    before = len(result.items), len(result.unparsed), len(result.duplicates)
     _read_lines(path, level, task, result)
-    parsed, refused = len(result.items) - parsed, len(result.unparsed) - refused
+    parsed = len(result.items) - before[0]
+    refused = result.unparsed[before[1] :]
+    duplicates = len(result.duplicates) - before[2]
+    reasons: dict[str, int] = {}
+    for entry in refused:
+        reasons[entry.reason] = reasons.get(entry.reason, 0) + 1
     result.files.append(
-        {"file": str(path), "read": parsed + refused, "parsed": parsed, "refused": refused}
+        {
+            "file": str(path),
+            "level": level,
+            "read": parsed + len(refused) + duplicates,
+            "parsed": parsed,
+            "refused": len(refused),
+            "duplicates": duplicates,
+            "reasons": reasons,
+        }
     )
 
 
 def _read_lines(path: Path, level: str, task: str, result: ReadResult) -> None:
     text = read_utf8(path)
     file_grade = grade_of(path.stem)
+    repeated = RepeatedIds()
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         record = parse_json_line(path, number, line)
-        shape = _shape(record, path.stem)
-        where = f"{path}:{number}"
-        if shape is None:
-            result.unparsed.append(
-                Unparsed(
-                    path=str(path),
-                    line=number,
-                    text=line,
-                    reason="no known EduEval shape",
-                    task=task,
-                    level=level,
-                    shape="?",
-                )
-            )
+        id_field, given_id = pick(record, IDS)
+        if given_id is not None and not repeated.admit(
+            str(given_id), record, path, number, id_field
+        ):
             continue
-        item = _standardize(record, shape, task, level, file_grade, where, result)
+        shape = shape_of(record, path.stem)
+        where = f"{path}:{number}"
+        item = (
+            "no known EduEval shape"
+            if shape is None
+            else _standardize(record, shape, task, level, file_grade, where, result)
+        )
         if isinstance(item, str):
             result.unparsed.append(
                 Unparsed(
@@ -232,21 +207,20 @@ def _read_lines(path: Path, level: str, task: str, result: ReadResult) -> None:
                     reason=item,
                     task=task,
                     level=level,
-                    shape=shape,
+                    shape=shape or "?",
                 )
             )
         else:
             for name in item.missing:
                 result.warnings.append(f"{where}: field '{name}' is missing")
             result.items.append(item)
+    result.duplicates.extend(repeated.dropped)
 
 
-def _text(record: dict[str, Any], name: str, missing: list[str]) -> str | None:
-    value = record.get(name)
-    if value is None or (isinstance(value, str) and not value.strip()):
-        missing.append(name)
-        return None
-    return str(value).strip()
+def item_id(task: str, record: dict[str, Any], line: int | str) -> str:
+    """`<task>/<id>` for a line with an id, `<task>#<line>` for one without."""
+    _, given = pick(record, IDS)
+    return f"{task}/{given}" if given is not None else f"{task}#{line}"
 
 
 def _standardize(
@@ -262,24 +236,25 @@ def _standardize(
     from .taxonomy import task_metric
 
     missing: list[str] = []
-    grade = str(record["grade"]) if record.get("grade") not in (None, "") else file_grade
+    grade_field, grade = pick(record, GRADE)
+    grade = file_grade if grade is None else str(grade)
     if grade is None:
-        missing.append("grade")
-    subject = record.get("subject")
-    subject = None if subject in (None, "") else str(subject)
+        missing.append(grade_field)
+    subject_field, subject = pick(record, SUBJECT)
+    subject = None if subject is None else str(subject)
     if subject is None:
-        missing.append("subject")
-    line = where.rsplit(":", 1)[1]
+        missing.append(subject_field)
     if shape == "mc":
-        fields = _mc_fields(record, missing, where, result)
+        fields = mc_fields(record, missing, lambda w: result.warnings.append(f"{where}: {w}"))
     else:
-        fields = _other_fields(record, shape, missing, grade, subject)
+        fields = other_fields(record, shape, missing, grade, subject)
     if isinstance(fields, str):
         return fields
     if not fields["prompt"]:
         return "the item has no prompt text"
+    shape = fields.pop("shape", shape)
     return EduItem(
-        id=str(record.get("id") or f"{task}#{line}"),
+        id=item_id(task, record, where.rsplit(":", 1)[1]),
         task=task,
         level=level,
         subject=subject,
@@ -293,91 +268,28 @@ def _standardize(
     )
 
 
-def _mc_fields(
-    record: dict[str, Any], missing: list[str], where: str, result: ReadResult
-) -> dict[str, Any] | str:
-    """Stem, options, answer letter and difficulty of a multiple-choice item (or why not)."""
-    content = _text(record, "ques_content", missing) or ""
-    prompt, options = parse_options(content)
-    if len(options) < 2:
-        return "options could not be split out of ques_content"
-    answer = record.get("ques_answer")
-    letters = answer if isinstance(answer, list) else [answer]
-    letters = [str(a).strip().upper() for a in letters if a is not None]
-    if len(letters) != 1:
-        return f"ques_answer {answer!r}: one option letter expected"
-    if letters[0] not in options:
-        return f"ques_answer '{letters[0]}' is not one of the options {''.join(options)}"
-    difficulty = None
-    label = record.get("ques_difficulty")
-    if label is not None:
-        difficulty = DIFFICULTY.get(str(label).strip())
-        if difficulty is None:
-            result.warnings.append(f"{where}: field 'ques_difficulty': unknown label {label!r}")
-    else:
-        missing.append("ques_difficulty")
-    return {
-        "prompt": prompt,
-        "options": options,
-        "answer": letters[0],
-        "explanation": _text(record, "ques_analyze", missing),
-        "difficulty": difficulty,
-        "difficulty_label": None if label is None else str(label),
-    }
+def from_agent(entry: Unparsed, value: dict[str, Any], letters: list[str]) -> EduItem:
+    """An item the standardization agent made of an unparsed line (provenance says so).
 
-
-def _other_fields(
-    record: dict[str, Any], shape: str, missing: list[str], grade: str | None, subject: str | None
-) -> dict[str, Any] | str:
-    """Prompt and answer of the items that are not multiple choice (or why not)."""
-    if shape == "dialogue":
-        answer = record.get("label")
-        if not isinstance(answer, int) or not 1 <= answer <= 9:
-            return f"label {answer!r}: an integer 1-9 expected"
-        return {"prompt": _text(record, "dialogue", missing) or "", "answer": answer}
-    if shape == "essay":
-        prompt = _text(record, "ques_answer", missing) or ""
-        answer = record.get("score")
-        if not isinstance(answer, int | float) or not 0 <= answer <= 100:
-            return f"score {answer!r}: a number 0-100 expected"
-        if not prompt:
-            return "ques_answer (the essay) is empty"
-        return {"prompt": prompt, "answer": answer}
-    if shape in ("question_generation", "teaching_design"):
-        topic, label = (
-            ("knowledge_point", "知识点") if shape == "question_generation" else ("topic", "课题")
-        )
-        ask_field = (
-            "task_description" if shape == "question_generation" else "teaching_design_requirements"
-        )
-        what = _text(record, topic, missing) or ""
-        ask = _text(record, ask_field, missing) or ""
-        prompt = f"年级：{grade or ''}；学科：{subject or ''}；{label}：{what}\n{ask}".strip()
-        return {"prompt": prompt, "answer": None}
-    prompt = _text(record, "ques_content", missing) or ""  # poetry, reading, text writing
-    answer = _text(record, "ques_answer", missing)
-    if shape != "text_writing" and answer is None:
-        return "ques_answer (the reference answer) is empty"
-    return {"prompt": prompt, "answer": answer}
-
-
-def from_agent(entry: Unparsed, value: dict[str, Any]) -> EduItem:
-    """An item the standardization agent made of an unparsed line (provenance says so)."""
+    `letters` are the answer's option letters: several make a multiple-answer item.
+    """
     raw = json.loads(entry.text) if entry.text.strip().startswith("{") else {}
     options = {str(k).strip().upper(): str(v).strip() for k, v in value["options"].items()}
+    _, subject = pick(raw, SUBJECT)
+    _, label = pick(raw, ("ques_difficulty", "difficulty", "难度"))
     return EduItem(
-        id=str(raw.get("id") or f"{entry.task}#{entry.line}"),
+        id=item_id(entry.task, raw, entry.line),
         task=entry.task,
         level=entry.level,
-        subject=None if raw.get("subject") in (None, "") else str(raw.get("subject")),
+        subject=None if subject is None else str(subject),
         grade=grade_of(Path(entry.path).stem),
         prompt=value["question"].strip(),
         options=options,
-        answer=value["answer"].strip().upper(),
+        answer="".join(letters),
         explanation=value.get("explanation") or None,
-        difficulty=DIFFICULTY.get(str(raw.get("ques_difficulty", "")).strip()),
+        difficulty=DIFFICULTY.get(str(label).strip()) if label is not None else None,
         metric="accuracy",
-        shape="mc",
+        shape="mc" if len(letters) == 1 else "mc_multi",
         source=f"{entry.path}:{entry.line}",
         raw=raw,
         provenance=[f"standardization agent (rules: {entry.reason})"],

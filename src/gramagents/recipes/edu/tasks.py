@@ -4,6 +4,8 @@ Tasks, one per item shape, each zero-shot and with three worked examples (`-3SHO
 
 - `EDU-MC`: multiple choice (4 options after the task-format optimizer); accuracy through an
   extraction chain with fallbacks (`答案是B`, `选择B`, "the answer is B", ...);
+- `EDU-MC-MULTI`: multiple choice with several right options (`"BD"`); right only when the
+  letters read from the reply are exactly the gold set (`答案是BD`, `B、D`, "A and C");
 - `EDU-DIALOGUE`: classroom-dialogue classification (label 1-9); accuracy;
 - `EDU-ESSAY`: essay scoring (0-100); RMSE, QWK and Pearson over a model's items;
 - `EDU-TEXT`: poetry appreciation and reading comprehension; ROUGE-L against the reference
@@ -38,6 +40,14 @@ def _choice(text: str, meta: Mapping[str, Any]) -> Any:
     return value
 
 
+def _choices(text: str, meta: Mapping[str, Any]) -> Any:
+    from .metrics import extract_choices
+
+    letters = "".join(sorted((meta.get("options") or {}).keys())) or "ABCD"
+    value, _rule = extract_choices(text, letters)
+    return value
+
+
 def _label(text: str, meta: Mapping[str, Any]) -> Any:
     from .metrics import extract_label
 
@@ -55,6 +65,7 @@ def _text(text: str, meta: Mapping[str, Any]) -> Any:
 
 
 chain("edu-choice", [("choice", _choice)])
+chain("edu-choices", [("choices", _choices)])
 chain("edu-label", [("label", _label)])
 chain("edu-score", [("score", _score)])
 chain("edu-text", [("text", _text)])
@@ -64,6 +75,13 @@ chain("edu-text", [("text", _text)])
 def edu_accuracy(extraction: Extraction, gold: Any, meta: Mapping[str, Any]) -> ItemScore:
     """1 when the extracted answer equals the gold (letters, labels); invalid scores 0."""
     right = not extraction.invalid and str(extraction.value) == str(gold)
+    return ItemScore({"acc": 1.0 if right else 0.0})
+
+
+@metric("edu-set")
+def edu_exact_set(extraction: Extraction, gold: Any, meta: Mapping[str, Any]) -> ItemScore:
+    """1 when the letters read are exactly the gold letters (no more, no fewer)."""
+    right = not extraction.invalid and set(str(extraction.value)) == set(str(gold))
     return ItemScore({"acc": 1.0 if right else 0.0})
 
 
@@ -127,6 +145,21 @@ _register(
     metric="edu-acc",
     params=GenParams(max_tokens=32),
     random_baseline=_options_baseline,
+)
+
+
+def _subsets_baseline(item: Any) -> float:
+    options = item.meta.get("options") or {}
+    return 1.0 / (2 ** len(options) - 1) if options else 1 / 15
+
+
+_register(
+    "EDU-MC-MULTI",
+    "Multiple choice with several right options, answered with their letters (exact set)",
+    extractor="edu-choices",
+    metric="edu-set",
+    params=GenParams(max_tokens=32),
+    random_baseline=_subsets_baseline,
 )
 _register(
     "EDU-DIALOGUE",

@@ -28,6 +28,7 @@ class Level:
     bloom: tuple[str, ...]
     operations: tuple[str, ...]
     tasks: tuple[dict[str, Any], ...]
+    aliases: tuple[str, ...] = ()
 
 
 @lru_cache(maxsize=1)
@@ -49,23 +50,19 @@ def levels() -> tuple[Level, ...]:
             bloom=tuple(raw["bloom"]),
             operations=tuple(raw["operations"]),
             tasks=tuple(raw["tasks"]),
+            aliases=tuple(str(a).lower() for a in raw.get("aliases", ())),
         )
         for raw in _data()["levels"]
     )
 
 
 def level(name: str) -> Level:
-    """A level by id, English or Chinese name, order, or a folder name such as `1_memory`."""
+    """A level by id, name, Chinese name, alias or order, or a folder name (`1_memory`)."""
     key = str(name).strip().lower()
     bare = re.sub(r"^[\d\s._-]+", "", key) or key
     for found in levels():
-        if key in (found.id, found.name.lower(), found.zh, str(found.order)) or bare in (
-            found.id,
-            found.name.lower(),
-            found.zh,
-        ):
-            return found
-        if found.id == "memory" and bare in ("memorization", "memorisation"):
+        names = (found.id, found.name.lower(), found.zh, *found.aliases)
+        if key in (*names, str(found.order)) or bare in names:
             return found
     known = ", ".join(x.id for x in levels())
     raise GramagentsError(f"unknown EduAbility level '{name}' (known: {known})")

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ...records import GrammarPoint, Instance, Item, PromptParts
+from ...records import Conditioning, GrammarPoint, Instance, Item, PromptParts
 from ...runtime.rundir import write_atomic
 from ...tasks.registry import BuildResources
 from .annotate import m2_sentence
@@ -29,7 +29,11 @@ class CorrectionParams(_Params):
 
 
 class PairParams(_Params):
-    """GEC-PAIR takes no parameters."""
+    """Options of GEC-PAIR."""
+
+    conditioning: Conditioning = "spaced"
+    """How the two sentences are scored (models/conditioning.py): `spaced`, after a space as
+    lm-evaluation-harness's BLiMP tasks score English pairs, or `bare`."""
 
 
 GEC_PARAMS: dict[str, type[BaseModel]] = {
@@ -60,6 +64,24 @@ def references(pair: Instance) -> list[str]:
     return [pair.annotations["correction"], *pair.annotations.get("alternatives", [])]
 
 
+def _pair_item(pair: Instance, meta: dict[str, Any], params: PairParams) -> Item:
+    """A GEC-PAIR item: the Step 2 correction against the ungrammatical sentence."""
+    return Item(
+        id=f"GEC-PAIR/{pair.id}",
+        task="GEC-PAIR",
+        prompt=PromptParts(
+            template="raw.md",
+            vars={
+                "good": pair.annotations["correction"],
+                "bad": pair.text,
+                "conditioning": params.conditioning,
+            },
+        ),
+        answer="good",
+        meta=meta,
+    )
+
+
 def build_gec_banks(
     points: list[GrammarPoint],
     instances: Iterable[Instance],
@@ -84,19 +106,8 @@ def build_gec_banks(
                     "pair_id": pair.id,
                     "provenance": pair.provenance.model_dump(mode="json"),
                 }
-                if task_name == "GEC-PAIR":
-                    items.append(
-                        Item(
-                            id=f"GEC-PAIR/{pair.id}",
-                            task=task_name,
-                            prompt=PromptParts(
-                                template="raw.md",
-                                vars={"good": pair.annotations["correction"], "bad": pair.text},
-                            ),
-                            answer="good",
-                            meta=meta,
-                        )
-                    )
+                if isinstance(params := tasks[task_name], PairParams):
+                    items.append(_pair_item(pair, meta, params))
                     continue
                 block = blocks.get(pair.id) or blocks.setdefault(
                     pair.id, m2_sentence(pair.text, references(pair))

@@ -12,6 +12,10 @@ JSONL or YAML, one item per record::
 
 CSV, one row per pair (or per item, with the pair columns empty): `id, level, name` and the
 optional `notes, ungrammatical, correction, alternatives` (alternatives joined by ` | `).
+
+A record, or a CSV row, that repeats an earlier one whole is dropped and listed (the build
+manifest's `source.duplicates`); the same id (in CSV, item and ungrammatical sentence) with
+other content is an error naming the file, the line and the field.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Any
 from ...errors import InputError
 from ...records import GrammarPoint, MinimalPair, SourceRef
 from ...sources import ReadOptions, SourceData, _text, source_reader
+from ...sources.duplicates import RepeatedIds
 from ...sources.points import point_source
 
 LEVELS = ("A1", "A2", "B1", "B2", "C1", "C2")
@@ -30,8 +35,14 @@ OPTIONAL = ("notes", "pairs", "language")
 CSV_OPTIONAL = ("notes", "ungrammatical", "correction", "alternatives")
 
 
-def read_grammar_items(path: str | Path) -> list[GrammarPoint]:
-    """Read a grammar-item list; the format follows the file extension."""
+def read_grammar_items(
+    path: str | Path, dropped: list[dict[str, Any]] | None = None
+) -> list[GrammarPoint]:
+    """Read a grammar-item list; the format follows the file extension.
+
+    A record (or CSV row) repeating an earlier one whole is left out and listed in `dropped`;
+    the same id (in CSV, item and ungrammatical sentence) with other content is an error.
+    """
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in (".jsonl", ".csv", ".yaml", ".yml"):
@@ -39,8 +50,9 @@ def read_grammar_items(path: str | Path) -> list[GrammarPoint]:
     text = _text.read_utf8(path)
     if not text.strip():
         raise InputError(path, "file is empty: no grammar items", line=1)
+    found: list[dict[str, Any]] = []
     if suffix == ".csv":
-        items = _from_csv(path, text)
+        items = _from_csv(path, text, found)
     else:
         if suffix == ".jsonl":
             records = list(_text.iter_jsonl(path, text))
@@ -56,7 +68,10 @@ def read_grammar_items(path: str | Path) -> list[GrammarPoint]:
         items = [_item(path, line, record) for line, record in records]
     if not items:
         raise InputError(path, "no grammar items found", line=1)
-    return _text.check_unique_ids(items, path)
+    items = _text.unique_points(items, path, found) if suffix != ".csv" else items
+    if dropped is not None:
+        dropped.extend(found)
+    return items
 
 
 def _text_field(record: dict[str, Any], name: str, path: Path, line: int) -> str:
@@ -139,10 +154,15 @@ def _item(path: Path, line: int, record: dict[str, Any]) -> GrammarPoint:
     )
 
 
-def _from_csv(path: Path, text: str) -> list[GrammarPoint]:
+def _from_csv(path: Path, text: str, dropped: list[dict[str, Any]]) -> list[GrammarPoint]:
     items: dict[str, GrammarPoint] = {}
+    rows = RepeatedIds("row")
     for line, row in _text.iter_csv(path, text, REQUIRED):
         item_id = _text_field(row, "id", path, line)
+        wrong = (row.get("ungrammatical") or "").strip()
+        key = f"{item_id}: {wrong}" if wrong else item_id
+        if not rows.admit(key, row, path, line, field="ungrammatical" if wrong else "id"):
+            continue  # the same row twice
         header = {"level": _level(row, path, line), "name": _text_field(row, "name", path, line)}
         item = items.get(item_id)
         if item is None:
@@ -165,12 +185,16 @@ def _from_csv(path: Path, text: str) -> list[GrammarPoint]:
             )
         else:
             item.source.append(SourceRef(path=str(path), line=line))
-        if (row.get("ungrammatical") or "").strip() or (row.get("correction") or "").strip():
+        if wrong or (row.get("correction") or "").strip():
             item.pairs.append(_pair(row, path, line, "ungrammatical"))
+    dropped.extend(rows.dropped)
     return list(items.values())
 
 
 @source_reader("grammar-items")
 def grammar_items_source(path: Path, options: ReadOptions) -> SourceData:
     """The build source: the points of `path`, one instance per sentence."""
-    return point_source(read_grammar_items(path), options)
+    dropped: list[dict[str, Any]] = []
+    data = point_source(read_grammar_items(path, dropped), options)
+    data.duplicates = dropped
+    return data

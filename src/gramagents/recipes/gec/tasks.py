@@ -5,7 +5,8 @@ Banks built from the accepted pairs of every grammar item:
 - `GEC-BASELINE`: correct the ungrammatical sentence with the paper's baseline prompt
   (Appendix C, Table 12, first row);
 - `GEC-GUIDED`: the same with the grammar-item-guided prompt (second row);
-- `GEC-PAIR`: the pair as a minimal pair scored by log-likelihood (local models).
+- `GEC-PAIR`: the pair as a minimal pair scored by log-likelihood (local models), with the
+  conditioning the recipe names (`conditioning`, default `spaced`: lm-eval's BLiMP tasks').
 
 Corrections are scored in M2 (ERRANT edits, span-based correction) against the Step 2
 reference (annotator 0) and the Step 3 references (annotators 1+): per grammar item,
@@ -46,6 +47,7 @@ task(
         extractor="loglikelihood",
         metric="pair",
         mode="loglikelihood",
+        conditioning="spaced",  # English pairs: as lm-eval's BLiMP tasks
         random_baseline=constant(0.5),
         breakdowns=("level", "point"),
         description="Is the Step 2 correction likelier than the ungrammatical sentence?",

@@ -1,4 +1,11 @@
-"""Published minimal-pair sets scored by log-likelihood: BLiMP and CLiMP."""
+"""Published minimal-pair sets scored by log-likelihood: BLiMP and CLiMP.
+
+Each task's conditioning (how a sentence is scored, models/conditioning.py) defaults to what
+lm-evaluation-harness's published definitions use for the language: BLiMP as lm-eval's BLiMP
+tasks (the sentence after a space, its default target delimiter); CLiMP, for which lm-eval
+has no task, as its Chinese minimal-pair tasks (ZhoBLiMP: no delimiter, the sentence as a
+text begins). `--conditioning` chooses the other.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +18,7 @@ task(
         extractor="loglikelihood",
         metric="pair",
         mode="loglikelihood",
+        conditioning="spaced",
         random_baseline=constant(0.5),
         breakdowns=("field", "linguistics_term", "UID"),
         description="BLiMP: is the grammatical sentence the likelier one?",
@@ -23,6 +31,7 @@ task(
         extractor="loglikelihood",
         metric="pair",
         mode="loglikelihood",
+        conditioning="bare",
         random_baseline=constant(0.5),
         breakdowns=("phenomenon", "paradigm"),
         description="CLiMP: is the grammatical sentence the likelier one?",

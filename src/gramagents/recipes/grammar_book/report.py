@@ -1,0 +1,260 @@
+"""The grammar-book part of an eval report: the paper's Table 3, Figure 4 and Figure 2.
+
+Written into the run folder's `grammar-book/`: `degradation.svg` (Figure 4), `correlation.svg`
+(Figure 2), `figures.json` (the numbers behind both and Table 3), and the translations as
+plain-text files (`translations/<model>.<direction>.{src,hyp,ref}.txt`, one sentence a line)
+that sacrebleu's command line scores to the same figures.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from pathlib import Path
+from typing import Any
+
+from ...records import RunManifest
+from ...report.summary import Summary
+from ...runtime.rundir import write_atomic
+from .comet import comet_scores, translation_rows
+
+TASKS = (("GB-TASK1", "Task 1"), ("GB-TASK2", "Task 2"), ("GB-TASK3", "Task 3"),
+         ("GB-TASK4", "Task 4"))  # fmt: skip
+TRANSLATE = "GB-TRANSLATE"
+FOLDER = "grammar-book"
+METRICS = (("comet", "COMET"), ("spbleu", "spBLEU"), ("bleu", "BLEU"), ("chrf++", "chrF++"))
+
+
+def slug(label: str) -> str:
+    """A model label as a file name."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("_") or "model"
+
+
+def _pm(mean: float | None, std: float | None, digits: int = 2) -> str:
+    if mean is None:
+        return "—"
+    return f"{mean:.{digits}f} ± {std or 0.0:.{digits}f}"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(r) + " |" for r in rows]
+
+
+class Figures:
+    """Per model: task accuracies (mean, std over seeds) and translation metrics (mean, std)."""
+
+    def __init__(self, folder: Path, manifest: RunManifest, summary: Summary) -> None:
+        self.models = list(manifest.models)
+        self.tasks = [(t, name) for t, name in TASKS if t in manifest.tasks]
+        self.accuracy: dict[tuple[str, str], tuple[float, float]] = {}
+        self.curves: list[dict[str, Any]] = []
+        for model in self.models:
+            for task, name in self.tasks:
+                aggregate = summary.aggregates.get((model, task))
+                if aggregate is None:
+                    continue
+                scores = aggregate.scores
+                self.accuracy[model, task] = (scores["acc"], scores.get("acc_std", 0.0))
+                if task == "GB-TASK4":  # one setting only: no curve (as in Figure 4)
+                    continue
+                self.curves += [
+                    {"task": name, "model": model, "n": c["n"], "mean": c["mean"],
+                     "std": c["std"]}
+                    for c in aggregate.tables["curve"]
+                ]  # fmt: skip
+        self.translation: dict[str, dict[str, tuple[float, float]]] = {}
+        self.corpus: dict[str, dict[str, Any]] = {}
+        self.spbleu: dict[str, Any] = {}
+        for model in self.models:
+            aggregate = summary.aggregates.get((model, TRANSLATE))
+            if aggregate is None:
+                continue
+            directions = aggregate.tables["directions"]
+            self.corpus[model] = directions
+            self.spbleu = aggregate.tables["spbleu"]
+            head = directions[next(iter(directions))]["sentence"]
+            self.translation[model] = {k: (v["mean"], v["std"]) for k, v in head.items()}
+        self.comet_status = ""
+        if self.corpus:
+            rows = translation_rows(folder / "scores.jsonl")
+            groups = {key: [{k: r[k] for k in ("src", "mt", "ref")} for r in v]
+                      for key, v in rows.items()}  # fmt: skip
+            comet, self.comet_status = comet_scores(groups, folder / FOLDER / "comet.json")
+            for (model, direction), value in comet.items():
+                if direction == next(iter(self.corpus[model])) and value:
+                    self.translation[model]["comet"] = (value["mean"], value["std"])
+                self.corpus[model][direction]["comet"] = value
+            self._write_translations(folder, rows)
+
+    def _write_translations(self, folder: Path, rows: dict[tuple[str, str], list[dict]]) -> None:
+        for (model, direction), group in rows.items():
+            stem = folder / FOLDER / "translations" / f"{slug(model)}.{direction}"
+            for part, key in (("src", "src"), ("hyp", "mt"), ("ref", "ref")):
+                text = "".join(" ".join(str(r[key]).split()) + "\n" for r in group)
+                write_atomic(Path(f"{stem}.{part}.txt"), text)
+
+    def metric_columns(self) -> list[tuple[str, str]]:
+        """The translation metrics some model has, in the paper's order."""
+        found = {k for values in self.translation.values() for k in values}
+        return [(k, name) for k, name in METRICS if k in found]
+
+
+def _table_3(figures: Figures) -> list[str]:
+    metrics = figures.metric_columns()
+    header = ["Model", *(f"{n} (μ ± std)" for _, n in metrics),
+              *(f"{n} Acc (μ ± std)" for _, n in figures.tasks)]  # fmt: skip
+    rows = []
+    for model in figures.models:
+        translation = figures.translation.get(model, {})
+        cells = [_pm(*translation[k]) if k in translation else "—" for k, _ in metrics]
+        cells += [
+            _pm(*figures.accuracy[model, t]) if (model, t) in figures.accuracy else "—"
+            for t, _ in figures.tasks
+        ]
+        rows.append([model, *cells])
+    return [
+        "## Grammar-book Table 3 layout",
+        "",
+        "Translation metrics are sentence-level means ± standard deviations over the "
+        "translated pairs (the first direction asked); task accuracies are means ± standard "
+        "deviations over seeds, in the base setting.",
+        "",
+        *_table(header, rows),
+        "",
+    ]
+
+
+def _figure_4(figures: Figures, folder: Path) -> list[str]:
+    from .plots import degradation_chart, save_svg
+
+    if not figures.curves:
+        return []
+    save_svg(degradation_chart(figures.curves), folder / FOLDER / "degradation.svg")
+    lines = ["## Accuracy as the number of options grows (Figure 4 layout)", "",
+             f"![degradation]({FOLDER}/degradation.svg)", ""]  # fmt: skip
+    for _, name in figures.tasks:
+        if not any(c["task"] == name for c in figures.curves):
+            continue
+        points = {(c["model"], c["n"]): c for c in figures.curves if c["task"] == name}
+        counts = sorted({n for _, n in points})
+        rows = [
+            [model, *(_pm(points[model, n]["mean"], points[model, n]["std"])
+                      if (model, n) in points else "—" for n in counts)]
+            for model in figures.models
+        ]  # fmt: skip
+        lines += [f"{name}:", "", *_table(["model", *(f"N={n}" for n in counts)], rows), ""]
+    return lines
+
+
+def _translation(figures: Figures) -> list[str]:
+    if not figures.corpus:
+        return []
+    spbleu = figures.spbleu
+    lines = [
+        "## Translation",
+        "",
+        "Corpus scores from sacrebleu (as `sacrebleu REF -i HYP -m bleu chrf "
+        "--chrf-word-order 2` prints them; spBLEU with `-tok flores200`), per direction. "
+        f"The files are in `{FOLDER}/translations/`.",
+        "",
+        "- spBLEU: "
+        + ("computed (" + spbleu.get("why", "") + ")" if spbleu.get("available")
+           else "NOT computed: " + spbleu.get("why", "")),
+        f"- COMET: {figures.comet_status}",
+        "",
+    ]  # fmt: skip
+    columns = [k for k, _ in METRICS if any(k in d.get("corpus", {}) or k in d
+                                             for v in figures.corpus.values()
+                                             for d in v.values())]  # fmt: skip
+    names = dict(METRICS)
+    rows = []
+    for model, directions in figures.corpus.items():
+        for direction, data in directions.items():
+            cells = []
+            for key in columns:
+                if key == "comet":
+                    value = data.get("comet") or {}
+                    cells.append(_pm(value.get("mean"), value.get("std"), 3))
+                else:
+                    score = data["corpus"].get(key)
+                    cells.append("—" if score is None else f"{score:.2f}")
+            rows.append([model, direction, str(data["n"]), *cells])
+    header = ["model", "direction", "sentences", *(names[k] for k in columns)]
+    return lines + _table(header, rows) + [""]
+
+
+def correlations(figures: Figures) -> tuple[list[str], list[dict[str, Any]]]:
+    """Pearson and Spearman among task accuracies and translation metrics, across models."""
+    from scipy import stats
+
+    series: dict[str, list[float]] = {}
+    models = [m for m in figures.models if all((m, t) in figures.accuracy for t, _ in figures.tasks)
+              and m in figures.translation]  # fmt: skip
+    for task, name in figures.tasks:
+        series[name] = [figures.accuracy[m, task][0] for m in models]
+    for key, name in figures.metric_columns():
+        if all(key in figures.translation[m] for m in models):
+            series[name] = [figures.translation[m][key][0] for m in models]
+    order = list(series)
+    cells = []
+    for method, fn in (("Pearson", stats.pearsonr), ("Spearman", stats.spearmanr)):
+        for row in order:
+            for column in order:
+                r = None
+                if len(models) >= 2:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        value = float(fn(series[row], series[column])[0])
+                    r = None if value != value else round(value, 4)  # NaN: undefined
+                cells.append({"method": method, "row": row, "column": column, "r": r})
+    return order, cells
+
+
+def _figure_2(figures: Figures, folder: Path) -> tuple[list[str], list[dict[str, Any]]]:
+    from .plots import correlation_chart, save_svg
+
+    if not figures.tasks or not figures.translation:
+        return [], []
+    order, cells = correlations(figures)
+    n = sum(1 for m in figures.models if m in figures.translation)
+    lines = ["## Grammar against translation (Table 3 correlations, Figure 2 layout)", ""]
+    if n < 3:
+        lines += [
+            f"Across {n} model(s): with fewer than three models a correlation is ±1 or "
+            "undefined (—); evaluate more models for a meaningful figure.",
+            "",
+        ]
+    save_svg(correlation_chart(cells, order), folder / FOLDER / "correlation.svg")
+    lines += [f"![correlation]({FOLDER}/correlation.svg)", ""]
+    tasks = [name for _, name in figures.tasks]
+    metrics = [name for name in order if name not in tasks]
+    value = {(c["method"], c["row"], c["column"]): c["r"] for c in cells}
+    rows = [
+        [task, method, *("—" if value[method, task, m] is None else f"{value[method, task, m]:.2f}"
+                         for m in metrics)]
+        for task in tasks for method in ("Pearson", "Spearman")
+    ]  # fmt: skip
+    lines += _table(["task", "correlation", *metrics], rows) + [""]
+    return lines, cells
+
+
+def grammar_book_section(folder: Path, manifest: RunManifest, summary: Summary) -> list[str]:
+    """Table 3, Figure 4, the translation scores and Figure 2, with their files."""
+    if not any(t in manifest.tasks for t, _ in (*TASKS, (TRANSLATE, ""))):
+        return []
+    figures = Figures(folder, manifest, summary)
+    lines = _table_3(figures) + _figure_4(figures, folder) + _translation(figures)
+    correlation, cells = _figure_2(figures, folder)
+    data = {
+        "accuracy": [
+            {"model": m, "task": t, "mean": v[0], "std": v[1]}
+            for (m, t), v in figures.accuracy.items()
+        ],
+        "translation": figures.translation,
+        "degradation": figures.curves,
+        "correlation": cells,
+    }
+    write_atomic(folder / FOLDER / "figures.json", json.dumps(data, indent=1) + "\n")
+    return lines + correlation

@@ -1,0 +1,28 @@
+"""Syntax-QA: questions generated from constituency treebanks (`../shared/seeds/002_*`).
+
+Penn Treebank bracketed trees in (`treebank`; `--source nltk:treebank` for NLTK's WSJ sample);
+the nine knowledge points found by the patterns of `prompts/syntax/patterns.yaml`
+(`syntax-extract`); True/False, Multiple Choice and Fill-in-the-Blank questions from
+`prompts/syntax/questions.yaml`, drawn in balance (`syntax-questions`); an optional
+back-checker for ambiguous answers (`syntax-backcheck`); zero- and few-shot banks (`syntax`);
+accuracy, the order-aware FITB F1, OA, and the paper's tables in the report.
+"""
+
+from ...agents.base import agents_in
+from ...report.markdown import report_section
+from ...sources import SOURCES
+from ...tasks.registry import bank_builder_in
+from ...workflow.nodes import FILTERS, record_file
+from . import tasks  # noqa: F401 - the task specs every eval of a syntax bank needs
+from .records import SyntaxMatch, SyntaxQuestion, SyntaxTree
+from .report import syntax_sections
+
+SOURCES.announce("treebank", f"{__name__}.reader")
+FILTERS.announce("syntax-extract", f"{__name__}.filters")
+FILTERS.announce("syntax-questions", f"{__name__}.filters")
+agents_in(["syntax-backcheck"], f"{__name__}.agents")
+bank_builder_in("syntax", f"{__name__}.builder")
+record_file(SyntaxTree, "trees.jsonl")
+record_file(SyntaxMatch, "matches.jsonl")
+record_file(SyntaxQuestion, "questions.jsonl")
+report_section("syntax", syntax_sections)

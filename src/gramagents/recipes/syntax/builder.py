@@ -1,0 +1,195 @@
+"""The syntax-QA bank builder: zero-shot and few-shot items from the drawn questions (§3.1).
+
+A zero-shot item asks one test question. A few-shot item asks it after `shots` worked examples
+(five, Appendix D.1) of the same knowledge point and type, from the exemplar set and never
+about the question's own sentence (nor a copy of it elsewhere in the treebank), drawn once
+per seed (three seeds by default): its id ends in `@sN`, its `meta.seed` is N and
+`meta.exemplars` names the examples. Where the exemplar set
+is too small for a point and type (a small treebank), other test questions of them fill the
+prompt (`fill_from_test`). Items of a task alternate between the points (and a few-shot
+question's seeds stay together), so `gramagents eval --limit N` still sees every point.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ...records import Item, PromptParts
+from ...tasks.registry import BankBuilderSpec, BuildResources, bank_builder
+from ...workflow.nodes import BuildView
+from .filters import SyntaxFile
+from .metrics import fitb_scores
+from .points import POINTS
+from .questions import count_table
+from .records import TYPES, SyntaxMatch, SyntaxQuestion
+from .tasks import FEW_SHOT, TYPE_TASKS
+
+TEMPLATES = {"TF": "syntax/tf.md", "MC": "syntax/mc.md", "FITB": "syntax/fitb.md"}
+
+
+class BankOptions(BaseModel):
+    """Options of the syntax bank builder."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    shots: int = Field(default=5, ge=1)
+    """Worked examples in a few-shot prompt."""
+    seeds: int = Field(default=3, ge=1)
+    """Few-shot items per question, each with examples drawn with its own seed."""
+    fill_from_test: bool = True
+    """When the exemplar set holds fewer than `shots` questions of a point and type (a small
+    treebank), other test questions of it, from other sentences, fill the prompt."""
+
+
+class TaskOptions(BaseModel):
+    """A syntax task (it has no parameters of its own)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+def _interleaved(questions: list[SyntaxQuestion]) -> list[SyntaxQuestion]:
+    """Round robin over the points (in the paper's order), each point's questions in order."""
+    by_point: dict[str, list[SyntaxQuestion]] = defaultdict(list)
+    for question in questions:
+        by_point[question.point].append(question)
+    order = sorted(by_point, key=lambda p: (POINTS.index(p) if p in POINTS else 99, p))
+    result: list[SyntaxQuestion] = []
+    for rank in range(max((len(v) for v in by_point.values()), default=0)):
+        result += [by_point[p][rank] for p in order if rank < len(by_point[p])]
+    return result
+
+
+def build(
+    view: BuildView, tasks: dict[str, BaseModel], options: BaseModel, resources: BuildResources
+) -> list[Item]:
+    """Zero-shot items of every test question, then few-shot items, task by task."""
+    assert isinstance(options, BankOptions)
+    questions = view.of_type(SyntaxQuestion)
+    matches = {m.id: m for m in view.of_type(SyntaxMatch)}
+    exemplars: dict[tuple[str, str], list[SyntaxQuestion]] = defaultdict(list)
+    for question in questions:
+        if question.role == "exemplar":
+            exemplars[question.type, question.point].append(question)
+    dataset: list[Item] = []
+    for kind in TYPES:
+        test = _interleaved([q for q in questions if q.role == "test" and q.type == kind])
+        if TYPE_TASKS[kind] in tasks:
+            dataset += [_item(q, matches, TYPE_TASKS[kind], []) for q in test]
+        few = TYPE_TASKS[kind] + FEW_SHOT
+        if few not in tasks:
+            continue
+        by_point: dict[str, list[SyntaxQuestion]] = defaultdict(list)
+        for question in test:
+            by_point[question.point].append(question)
+        for question in test:
+            pool = [e for e in exemplars[kind, question.point] if e.sentence != question.sentence]
+            spare: list[SyntaxQuestion] = []
+            if options.fill_from_test and len(pool) < options.shots:
+                spare = [o for o in by_point[question.point] if o.sentence != question.sentence]
+            for seed in range(1, options.seeds + 1):
+                rng = random.Random(f"{resources.seed}/shots/{seed}/{question.id}")
+                shots = rng.sample(pool, min(options.shots, len(pool)))
+                if spare:
+                    shots += rng.sample(spare, min(options.shots - len(shots), len(spare)))
+                if shots:
+                    dataset.append(_item(question, matches, few, shots, seed))
+    return dataset
+
+
+def _shown(question: SyntaxQuestion) -> dict[str, Any]:
+    return {
+        "sentence": question.sentence,
+        "question": question.question,
+        "options": question.options or [],
+        "answer": question.answer,
+    }
+
+
+def _item(
+    question: SyntaxQuestion,
+    matches: dict[str, SyntaxMatch],
+    task: str,
+    shots: list[SyntaxQuestion],
+    seed: int = 0,
+) -> Item:
+    meta: dict[str, Any] = {
+        "point": question.point,
+        "category": question.category,
+        "type": question.type,
+        "form": question.form,
+        "tree": question.tree_id,
+        "match": question.match_id,
+        "setting": "few-shot" if shots else "zero-shot",
+        "flags": question.flags,
+        "checks": [c.model_dump(mode="json") for c in question.checks],
+    }
+    if shots:
+        meta.update(seed=seed, shots=len(shots), exemplars=[s.id for s in shots])
+    if question.borrowed_from:
+        meta["borrowed_from"] = question.borrowed_from
+    if question.type == "FITB":
+        meta.update(_random_guess(question, matches.get(question.match_id)))
+    return Item(
+        id=question.id if not shots else f"{question.id}@s{seed}",
+        task=task,
+        prompt=PromptParts(
+            template=TEMPLATES[question.type],
+            vars={**_shown(question), "shots": [_shown(s) for s in shots]},
+        ),
+        answer=question.gold(),
+        meta=meta,
+    )
+
+
+def _random_guess(question: SyntaxQuestion, match: SyntaxMatch | None) -> dict[str, float]:
+    """What a uniform guess among the sentence's phrases scores on a fill-in-the-blank question.
+
+    The phrases are the answer and its wrong answers; the report's Random row averages this.
+    """
+    guesses = [question.phrase, *(match.wrong if match else [])]
+    scores = [fitb_scores(g, question.phrase) for g in guesses]
+    return {
+        "random_acc": sum(s["acc"] for s in scores) / len(scores),
+        "random_f1": sum(s["f1"] for s in scores) / len(scores),
+    }
+
+
+def artifacts(folder: Path, view: BuildView, items: list[Item]) -> dict[str, Any]:
+    """The manifest's `syntax`: question counts and the data files read.
+
+    Questions per (type, point) in the test and exemplar sets (and how many of the test
+    questions are borrowed from other points), flagged questions, and the patterns and
+    question-template files with their hashes.
+    """
+    questions = view.of_type(SyntaxQuestion)
+    test = [(q.type, q.point) for q in questions if q.role == "test"]
+    info = {
+        "test": count_table(test),
+        "exemplars": count_table((q.type, q.point) for q in questions if q.role == "exemplar"),
+        "borrowed": count_table(
+            (q.type, q.point) for q in questions if q.role == "test" and q.borrowed_from
+        ),
+        "files": {f.id: {"path": f.path, "hash": f.hash} for f in view.of_type(SyntaxFile)},
+        "flagged": sum(1 for q in questions if q.flags),
+    }
+    return {"syntax": info}
+
+
+bank_builder(
+    BankBuilderSpec(
+        name="syntax",
+        build=build,
+        task_params={
+            name: TaskOptions
+            for kind in TYPES
+            for name in (TYPE_TASKS[kind], TYPE_TASKS[kind] + FEW_SHOT)
+        },  # fmt: skip
+        options=BankOptions,
+        artifacts=artifacts,
+    )
+)

@@ -1,0 +1,279 @@
+"""The nine knowledge points as data (`prompts/syntax/patterns.yaml`), and their matches in a tree.
+
+A match is one question's worth of syntax: in this sentence, for this knowledge point, the
+phrase that fills the question's placeholder (the *anchor*, e.g. the verb phrase whose subject
+is asked for), the answer phrase, and the answer's syntactic category. With the matches of a
+sentence come the phrases that can serve as wrong answers: the sentence's other phrases that
+do not overlap the answer and are not a right answer to the same question.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ... import resources
+from ...errors import InputError
+from ...sources import _text
+from .patterns import NodePattern, PatternError, captures_of, compile_pattern, find_all
+from .trees import Node, ParsedTree, Phrase, path_between, phrase, verb_chain
+
+POINTS = ("GS", "SC", "DO", "IO", "MVP", "ADJ", "ADV", "CO", "PPA")
+"""The paper's nine knowledge points, in the order of its Table 1."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Render(_Strict):
+    """How a capture is printed: its words (`text`), or the verb chain between two captures."""
+
+    text: str | None = None
+    verbs: list[str] | None = Field(default=None, min_length=1, max_length=2)
+
+    @model_validator(mode="after")
+    def _one(self) -> Render:
+        if (self.text is None) == (self.verbs is None):
+            raise ValueError("give either 'text: CAPTURE' or 'verbs: [CAPTURE, CAPTURE]'")
+        return self
+
+    def names(self) -> list[str]:
+        """The captures it prints from."""
+        return [self.text] if self.text is not None else list(self.verbs or [])
+
+
+class PatternSpec(_Strict):
+    """One pattern of a point and how its captures become a question."""
+
+    match: str
+    answer: Render
+    anchor: Render
+    category: str | None = None
+    """A capture whose label is the answer's category (default: the answer's own)."""
+
+
+class PointSpec(_Strict):
+    """A knowledge point: its name in questions and where it is in trees."""
+
+    name: str
+    patterns: list[PatternSpec] = Field(min_length=1)
+
+
+class PatternsFile(_Strict):
+    """The whole patterns file."""
+
+    labels: dict[str, str] = Field(default_factory=dict)
+    points: dict[str, PointSpec]
+
+
+@dataclass(frozen=True)
+class CompiledPattern:
+    """A pattern ready to match, with how its captures are printed."""
+
+    point: str
+    index: int
+    pattern: NodePattern
+    spec: PatternSpec
+
+
+@dataclass(frozen=True)
+class Points:
+    """The loaded patterns file: compiled patterns by point, and where it came from."""
+
+    path: Path
+    hash: str
+    specs: dict[str, PointSpec]
+    patterns: list[CompiledPattern]
+
+
+def load_points(name: str, wanted: list[str] | None = None) -> Points:
+    """Load and compile a patterns file (under `prompts/`, user copies first).
+
+    A mistake is one error naming the file, the line and the field (`points.GS.patterns[0]`).
+    """
+    path = resources.find("prompts", name)
+    data, lines = _text.load_yaml_with_lines(path, _text.read_utf8(path))
+    try:
+        parsed = PatternsFile.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise _located(path, data, lines, tuple(error["loc"]), error["msg"]) from None
+    compiled = []
+    for point, spec in parsed.points.items():
+        if wanted is not None and point not in wanted:
+            continue
+        for index, pattern_spec in enumerate(spec.patterns):
+            where = ("points", point, "patterns", index, "match")
+            try:
+                pattern = compile_pattern(pattern_spec.match, parsed.labels)
+            except PatternError as exc:
+                raise _located(path, data, lines, where, str(exc)) from None
+            missing = _missing_captures(pattern, pattern_spec)
+            if missing:
+                raise _located(path, data, lines, where, f"the pattern captures no '{missing}'")
+            compiled.append(CompiledPattern(point, index, pattern, pattern_spec))
+    unknown = [p for p in wanted or [] if p not in parsed.points]
+    if unknown:
+        raise InputError(path, f"no patterns for the point(s) {', '.join(unknown)}", field="points")
+    return Points(path, resources.file_hash(path), parsed.points, compiled)
+
+
+def _missing_captures(pattern: NodePattern, spec: PatternSpec) -> str | None:
+    names = captures_of(pattern)
+    needed = [*spec.answer.names(), *spec.anchor.names()]
+    if spec.category is not None:
+        needed.append(spec.category)
+    return next((n for n in needed if n not in names), None)
+
+
+def _located(
+    path: Path, data: Any, lines: dict[Any, int], loc: tuple[Any, ...], message: str
+) -> InputError:
+    line = None
+    node = data
+    parts = []
+    for part in loc:
+        if isinstance(node, dict) and part in node:
+            line = lines.get((id(node), part), line)
+            node = node[part]
+            parts.append(str(part))
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+            line = lines.get(id(node), line)
+            parts[-1:] = [f"{parts[-1]}[{part}]"] if parts else [f"[{part}]"]
+    return InputError(path, message, line=line, field=".".join(parts) or None)
+
+
+# --- matches in a tree ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Found:
+    """One match of a point in a sentence."""
+
+    point: str
+    pattern: int
+    anchor: Phrase
+    answer: Phrase
+    category: str
+
+
+def _render(tree: ParsedTree, render: Render, captures: dict[str, Node]) -> Phrase:
+    if render.text is not None:
+        return phrase(tree, captures[render.text])
+    names = render.verbs or []
+    top = captures[names[0]]
+    bottom = captures[names[-1]]
+    return verb_chain(tree, path_between(top, bottom))
+
+
+def find_matches(tree: ParsedTree, points: Points) -> list[Found]:
+    """Every match of every pattern in the tree, each (point, anchor, answer) once.
+
+    A match whose answer or placeholder prints as nothing (a trace, an understood subject) or
+    whose answer is its placeholder is no question.
+    """
+    found: list[Found] = []
+    seen: set[tuple[str, tuple[int, ...], tuple[int, ...]]] = set()
+    for compiled in points.patterns:
+        spec = compiled.spec
+        for captures in find_all(compiled.pattern, tree.nodes):
+            answer = _render(tree, spec.answer, captures)
+            anchor = _render(tree, spec.anchor, captures)
+            if not answer.words or not anchor.words or answer.words == anchor.words:
+                continue
+            key = (compiled.point, anchor.words, answer.words)
+            if key in seen:
+                continue
+            seen.add(key)
+            category = captures[spec.category].label if spec.category else answer.category
+            found.append(Found(compiled.point, compiled.index, anchor, answer, category))
+    return found
+
+
+# --- wrong answers ------------------------------------------------------------------------------
+
+_KINDS = {
+    "NP": "NP", "NX": "NP", "WHNP": "NP", "QP": "NP", "NN": "NP", "NNS": "NP", "NNP": "NP",
+    "NNPS": "NP", "PRP": "NP", "CD": "NP", "PP": "PP", "WHPP": "PP", "ADJP": "ADJP",
+    "JJ": "ADJP", "JJR": "ADJP", "JJS": "ADJP", "ADVP": "ADVP", "WHADVP": "ADVP", "RB": "ADVP",
+    "S": "CLAUSE", "SBAR": "CLAUSE", "SQ": "CLAUSE", "SINV": "CLAUSE", "SBARQ": "CLAUSE",
+    "RRC": "CLAUSE", "VP": "CLAUSE", "UCP": "CLAUSE",
+}  # fmt: skip
+_CANDIDATE_CATEGORIES = {"NP", "PP", "ADJP", "ADVP", "S", "SBAR", "QP", "UCP", "RRC"}
+MAX_SHARE = 0.75
+"""A phrase covering more of the sentence than this is no candidate wrong answer."""
+
+
+def kind_of(category: str) -> str:
+    """The family of a category that wrong answers are preferably drawn from."""
+    head = category.split("-")[0].split(" ")[0]
+    if head.startswith(("VB", "MD", "TO")):
+        return "V"
+    return _KINDS.get(head, "OTHER")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A phrase of the sentence that may serve as a wrong answer."""
+
+    text: str
+    words: frozenset[int]
+    kind: str
+
+
+def candidates(tree: ParsedTree) -> list[Candidate]:
+    """The sentence's phrases (and main verb phrases), each text once, in sentence order."""
+    limit = MAX_SHARE * len(tree.words)
+    found: dict[str, Candidate] = {}
+    for node in tree.nodes:
+        if node.is_word or node.empty or node.parent is None:
+            continue
+        if node.category == "VP":
+            if node.parent.category == "VP":
+                continue  # the chain is printed from the top VP of a clause
+            printed = verb_chain(tree, [node])
+            kind = "V"
+        elif node.category in _CANDIDATE_CATEGORIES:
+            printed = phrase(tree, node)
+            kind = kind_of(node.category)
+        else:
+            continue
+        if printed.words and len(printed.words) <= limit and printed.text not in found:
+            found[printed.text] = Candidate(printed.text, frozenset(printed.words), kind)
+    return sorted(found.values(), key=lambda c: min(c.words))
+
+
+def wrong_answers(found: list[Found], pool: list[Candidate]) -> list[tuple[list[str], int, bool]]:
+    """Per match: its wrong answers, how many are of the answer's kind, whether it is unique.
+
+    Wrong answers of the answer's kind (noun phrases for a noun phrase...) come first.
+
+    Matches of the same point whose placeholders print the same ask the same question: their
+    answers are all right, so none is a wrong answer to the others, and a question with
+    several right answers is not asked as fill-in-the-blank.
+    """
+    right: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for match in found:
+        right[match.point, match.anchor.text].add(match.answer.text)
+    results = []
+    for match in found:
+        answers = right[match.point, match.anchor.text]
+        kind = kind_of(match.category)
+        same: list[str] = []
+        other: list[str] = []
+        for candidate in pool:
+            if (
+                candidate.text in answers
+                or candidate.text == match.anchor.text
+                or candidate.words & set(match.answer.words)
+            ):
+                continue
+            (same if candidate.kind == kind else other).append(candidate.text)
+        results.append(([*same, *other], len(same), len(answers) == 1))
+    return results

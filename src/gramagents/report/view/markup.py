@@ -1,0 +1,142 @@
+"""Small HTML builders the viewer's pages share: tables, cards, facts, figures, markdown."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from html import escape
+from typing import Any
+
+from ..charts import Figure
+
+
+class Num:
+    """A number in a table cell: shown rounded, kept exact in `data-value`, shaded by score."""
+
+    def __init__(
+        self,
+        value: float | None,
+        digits: int = 3,
+        shade: bool = False,
+        note: str = "",
+        percent: bool = False,
+    ) -> None:
+        self.value = value
+        self.digits = digits
+        self.shade = shade
+        self.note = note
+        self.percent = percent
+
+    def html(self) -> str:
+        """The `<td>` of the number."""
+        if self.value is None:
+            return '<td class="num none">—</td>'
+        if self.percent:
+            shown = f"{100 * self.value:.{self.digits}f}%"
+        else:
+            shown = f"{self.value:.{self.digits}f}"
+        style = ""
+        if self.shade and 0.0 <= self.value <= 1.0:
+            style = f' style="--score:{self.value:.3f}"'
+        note = f'<span class="note">{escape(self.note)}</span>' if self.note else ""
+        shaded = " shade" if style else ""
+        return f'<td class="num{shaded}" data-value="{self.value!r}"{style}>{shown}{note}</td>'
+
+
+Cell = str | int | float | Num | None
+
+
+def _cell(value: Cell) -> str:
+    if isinstance(value, Num):
+        return value.html()
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f'<td class="num" data-value="{value!r}">{value:,}</td>'
+    return f"<td>{escape('' if value is None else str(value))}</td>"
+
+
+def table(
+    header: Sequence[str],
+    rows: Sequence[Sequence[Cell]],
+    name: str = "",
+    row_classes: Sequence[str] | None = None,
+) -> str:
+    """A table (horizontally scrollable when wide); `name` becomes its `data-table`."""
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = []
+    for index, row in enumerate(rows):
+        cls = row_classes[index] if row_classes and index < len(row_classes) else ""
+        attr = f' class="{cls}"' if cls else ""
+        body.append(f"<tr{attr}>" + "".join(_cell(c) for c in row) + "</tr>")
+    data = f' data-table="{escape(name)}"' if name else ""
+    return (
+        f'<div class="table-wrap"><table{data}><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+def card(title: str, body: str, note: str = "", anchor: str = "") -> str:
+    """A titled section of the page."""
+    ident = f' id="{escape(anchor)}"' if anchor else ""
+    lead = f'<p class="lead">{escape(note)}</p>' if note else ""
+    return f'<section class="card"{ident}><h2>{escape(title)}</h2>{lead}{body}</section>'
+
+
+def facts(pairs: Sequence[tuple[str, str | int | None]]) -> str:
+    """Key facts as a grid of labelled values (pairs without a value are left out)."""
+    items = [
+        f'<div class="fact"><dt>{escape(k)}</dt><dd>{escape(_plain(v))}</dd></div>'
+        for k, v in pairs
+        if v is not None and v != ""
+    ]
+    return f'<dl class="facts">{"".join(items)}</dl>'
+
+
+def _plain(value: str | int) -> str:
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def badge(text: str, kind: str) -> str:
+    """A small coloured label."""
+    return f'<span class="badge {escape(kind)}">{escape(text)}</span>'
+
+
+class Figures:
+    """The charts of a page: each one's specification goes into the page as JSON."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def html(self, figure: Figure) -> str:
+        """A figure: the chart's container, its specification and its caption."""
+        self.count += 1
+        ident = f"spec-{self.count}"
+        spec = json.dumps(figure.vega_lite(), ensure_ascii=False, separators=(",", ":"))
+        spec = spec.replace("</", "<\\/")
+        caption = f"<figcaption>{escape(figure.caption)}</figcaption>" if figure.caption else ""
+        return (
+            f'<figure class="chart"><h3>{escape(figure.title)}</h3>'
+            f'<div class="vega" data-spec="{ident}"></div>{caption}'
+            f'<script type="application/json" id="{ident}">{spec}</script></figure>'
+        )
+
+
+_NUMBER_CELL = re.compile(r"<td>([−+-]?\d[\d,.]*%?|—|–)</td>")
+"""A markdown table's cell holding a number (or a dash for none): aligned as numbers are."""
+
+
+def markdown(lines: list[str] | str) -> str:
+    """Markdown (a recipe's report section, `agreement.md`) as HTML, tables included."""
+    from markdown_it import MarkdownIt
+
+    text = lines if isinstance(lines, str) else "\n".join(lines)
+    rendered = MarkdownIt("commonmark", {"html": False}).enable("table").render(text)
+    rendered = _NUMBER_CELL.sub(r'<td class="num">\1</td>', rendered)
+    return rendered.replace("<table>", '<div class="table-wrap"><table class="md">').replace(
+        "</table>", "</table></div>"
+    )
+
+
+def attr_json(value: Any) -> str:
+    """`value` as JSON inside an HTML attribute."""
+    return escape(json.dumps(value, ensure_ascii=False, separators=(",", ":")), quote=True)

@@ -1,0 +1,247 @@
+"""Write the viewer's site: `report.html` and the `view/` folder beside it.
+
+```
+OUT/report.html          the page: overview tables and charts, the item browser, build tables
+OUT/view/app.js          the page's script; style.css its look; vega.js the charting library
+OUT/view/data/runN/...   per run: items/index.js, items/rows-K.js, items/detail-K.js, and the
+                         record tables of a build (review/, rejected/, failures/)
+```
+
+Everything is written into a staging folder first and moved into place at the end, so a
+failure leaves the previous site as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from html import escape
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ...errors import RunError
+from ...records import RunManifest
+from ...runtime.rundir import RunFolder, write_atomic
+from ..summary import Summary, SummaryBuilder
+from .build_page import build_overview, write_failures, write_rejected, write_review
+from .eval_page import EvalRun, comparison, eval_overview
+from .items import OUTCOMES, Presenter, write_build_items, write_eval_items
+from .join import RecordStore, joined_items
+from .markup import Figures
+from .plots import write_bundle
+from .shards import ShardWriter
+
+ASSETS = ("app.js", "style.css")
+
+
+@dataclass
+class Run:
+    """A run folder to show."""
+
+    key: str
+    path: Path
+    manifest: RunManifest
+    summary: Summary | None = None
+
+
+@dataclass
+class SiteResult:
+    """What was written."""
+
+    page: Path
+    folder: Path
+    largest: int = 0
+    """Bytes of the largest file of the site."""
+    files: int = 0
+    items: dict[str, int] = field(default_factory=dict)
+    """Run id to the number of items its browser holds."""
+
+
+def open_run(path: Path, key: str) -> Run:
+    """A run folder's manifest (a clear error when it is not a run folder)."""
+    if not path.is_dir():
+        raise RunError(f"{path}: not a run folder")
+    manifest = RunFolder(path, created=False).read_manifest()
+    if manifest is None:
+        raise RunError(f"{path}: no manifest.json (is it a run folder?)")
+    return Run(key, path, manifest)
+
+
+def default_out(runs: list[Path]) -> Path:
+    """One run: its own folder; several: a new folder beside the first."""
+    if len(runs) == 1:
+        return runs[0]
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return runs[0].resolve().parent / f"view-{stamp}"
+
+
+def write_view(
+    paths: list[Path], out: Path | None = None, summary: Summary | None = None
+) -> SiteResult:
+    """Write the site of one or more runs into `out` (default: see `default_out`).
+
+    `summary` is the first run's summary when the caller has it at hand (an eval at its end).
+    """
+    runs = [open_run(Path(p), f"run{i}") for i, p in enumerate(paths)]
+    if summary is not None and runs[0].manifest.kind == "eval":
+        runs[0].summary = summary
+    out = Path(out) if out is not None else default_out([r.path for r in runs])
+    out.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".view-", dir=out))
+    try:
+        result, page = _write(runs, out, staging)
+        _swap(staging, out / "view")
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    write_atomic(result.page, page)  # last: the page the new data belongs to
+    return result
+
+
+def _swap(staging: Path, final: Path) -> None:
+    old = final.with_name(f".{final.name}-old-{staging.name.rsplit('-', 1)[-1]}")
+    if final.exists():
+        final.rename(old)
+    staging.rename(final)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _write(runs: list[Run], out: Path, staging: Path) -> tuple[SiteResult, str]:
+    """Write the site's files into `staging`; what was written, and the page's text."""
+    package = resources.files("gramagents.report.view") / "assets"
+    sizes = [write_bundle(staging)]
+    for name in ASSETS:
+        data = (package / name).read_bytes()
+        (staging / name).write_bytes(data)
+        sizes.append(len(data))
+    figures = Figures()
+    config: list[dict[str, Any]] = []
+    bodies: list[str] = []
+    result = SiteResult(page=out / "report.html", folder=out / "view")
+    for run in runs:
+        data = staging / "data" / run.key
+        if run.manifest.kind == "eval":
+            entry = _eval_data(run, data)
+            bodies.append(eval_overview(_as_eval(run), figures))
+        else:
+            entry = _build_data(run, data)
+            bodies.append(build_overview(run.path, run.manifest, figures))
+        config.append(entry)
+        result.items[run.manifest.run_id] = entry["items"]["n"]
+        sizes += [entry["items"]["largest"], *(t["largest"] for t in entry["tables"])]
+    evals = [_as_eval(r) for r in runs if r.manifest.kind == "eval"]
+    compared = comparison(evals, figures) if len(evals) > 1 else ""
+    page = render_page(runs, bodies, compared, config)
+    result.largest = max([*sizes, len(page.encode("utf-8"))])
+    result.files = sum(1 for p in staging.rglob("*") if p.is_file()) + 1
+    return result, page
+
+
+def _as_eval(run: Run) -> EvalRun:
+    assert run.summary is not None
+    return EvalRun(run.key, run.path, run.manifest, run.summary)
+
+
+def _eval_data(run: Run, data: Path) -> dict[str, Any]:
+    manifest = run.manifest
+    with tempfile.TemporaryDirectory(prefix="gramagents-view-") as tmp:
+        store = RecordStore(Path(tmp) / "records.sqlite", manifest.models)
+        try:
+            store.load(run.path)
+            models = store.models
+            presenter = Presenter(models)
+            flags = [f"m{i}" for i in range(len(models))] + ["disagree"]
+            writer = ShardWriter(
+                data / "items", f"{run.key}/items", presenter.facet_names(manifest.tasks), flags
+            )
+            items, problem = joined_items(manifest, store)
+            builder = SummaryBuilder() if run.summary is None else None
+            write_eval_items(writer, presenter, items, builder)
+            if builder is not None:  # the same records, counted as they went by
+                run.summary = builder.summary()
+        finally:
+            store.close()
+    writer.close({"models": models, "outcomes": OUTCOMES, "problem": problem})
+    return _entry(run, writer, models, [])
+
+
+def _build_data(run: Run, data: Path) -> dict[str, Any]:
+    presenter = Presenter([])
+    writer = ShardWriter(
+        data / "items", f"{run.key}/items", presenter.facet_names(run.manifest.tasks)
+    )
+    write_build_items(writer, presenter, run.path / "dataset.jsonl")
+    writer.close({"models": [], "outcomes": OUTCOMES, "problem": None})
+    tables = [
+        t
+        for t in (
+            write_review(run.path, run.manifest, data),
+            write_rejected(run.path, data),
+            write_failures(run.path, data),
+        )
+        if t is not None
+    ]
+    return _entry(run, writer, [], tables)
+
+
+def _entry(
+    run: Run, writer: ShardWriter, models: list[str], tables: list[dict[str, Any]]
+) -> dict[str, Any]:
+    return {
+        "key": run.key,
+        "run": run.manifest.run_id,
+        "kind": run.manifest.kind,
+        "models": models,
+        "items": {"key": writer.key, "n": writer.count, "largest": writer.largest},
+        "tables": tables,
+    }
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+
+
+def render_page(
+    runs: list[Run], bodies: list[str], compared: str, config: list[dict[str, Any]]
+) -> str:
+    """The whole `report.html`."""
+    title = runs[0].manifest.run_id if len(runs) == 1 else f"{len(runs)} runs"
+    kinds = sorted({r.manifest.kind for r in runs})
+    tabs = [("overview", "Overview"), ("items", "Items")]
+    tables = {t["table"]: t["title"].split(" (")[0] for c in config for t in c["tables"]}
+    tabs += list(tables.items())
+    nav = "".join(f'<a href="#{k}" data-tab="{k}">{escape(v)}</a>' for k, v in tabs)
+    sections = []
+    for run, body in zip(runs, bodies, strict=True):
+        heading = (
+            f'<h2 class="run-title">{escape(run.manifest.run_id)} '
+            f'<span class="kind">{escape(run.manifest.kind)}</span></h2>'
+            if len(runs) > 1
+            else ""
+        )
+        sections.append(f'<div class="run" id="{run.key}">{heading}{body}</div>')
+    panes = "".join(
+        f'<section class="tab" id="tab-{k}" hidden><div class="browser" data-table="{k}"></div>'
+        "</section>"
+        for k, _ in tabs[1:]
+    )
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)} · gramagents</title>"
+        '<link rel="stylesheet" href="view/style.css"></head><body>'
+        '<header class="top"><div class="brand">gramagents</div>'
+        f'<h1>{escape(title)}</h1><span class="kind">{escape(" + ".join(kinds))}</span>'
+        f'<nav class="tabs">{nav}</nav></header><main>'
+        f'<section class="tab" id="tab-overview">{compared}{"".join(sections)}</section>'
+        f"{panes}</main>"
+        "<footer>Written by <code>gramagents view</code>. The tables in <code>report.md"
+        "</code> hold the same numbers.</footer>"
+        f'<script id="gv-config" type="application/json">{_json(config)}</script>'
+        '<script src="view/vega.js"></script><script src="view/app.js"></script>'
+        "</body></html>\n"
+    )

@@ -1,0 +1,78 @@
+"""Repeated ids in users' files, handled alike by every reader.
+
+A record whose id was seen before is either an identical repeat (the same content: published
+files have some, e.g. the CPG-EVAL lite file) or a conflict (two different records under one
+id). An identical repeat is dropped and listed, so that the manifest and the report can say
+how many and which; a conflict is an `InputError` naming the file, the line and the field,
+and where the id was first seen.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+
+
+class RepeatedIds:
+    """The ids a reader has seen, and the identical repeats it dropped."""
+
+    def __init__(self, what: str = "id") -> None:
+        self.what = what
+        """What the key is, in messages ("id", "pair", "answer id")."""
+        self._first: dict[str, tuple[Path, int, Any]] = {}
+        self.dropped: list[dict[str, Any]] = []
+        """One entry per dropped repeat: `id`, `file`, `line`, `first` (`file:line`)."""
+
+    def admit(self, key: str, content: Any, path: Path, line: int, field: str = "id") -> bool:
+        """True for a new key; False for an identical repeat (listed); an error for a conflict."""
+        first = self._first.get(key)
+        if first is None:
+            self._first[key] = (path, line, content)
+            return True
+        first_path, first_line, first_content = first
+        where = f"line {first_line}" if first_path == path else f"{first_path}:{first_line}"
+        if first_content == content:
+            self.dropped.append(
+                {"id": key, "file": str(path), "line": line, "first": f"{first_path}:{first_line}"}
+            )
+            return False
+        raise InputError(
+            path,
+            f"duplicate {self.what} '{key}' (first on {where}) with different content"
+            + _difference(first_content, content),
+            line=line,
+            field=field,
+        )
+
+
+def _difference(first: Any, second: Any) -> str:
+    if hasattr(first, "model_dump") and hasattr(second, "model_dump"):
+        first, second = first.model_dump(), second.model_dump()
+    if not isinstance(first, dict) or not isinstance(second, dict):
+        return ""
+    differing = [k for k in dict.fromkeys([*first, *second]) if first.get(k) != second.get(k)]
+    return f" ('{differing[0]}' differs)" if differing else ""
+
+
+def summary(dropped: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a manifest records of dropped repeats: how many, which ids, and where each was."""
+    return {
+        "count": len(dropped),
+        "ids": list(dict.fromkeys(d["id"] for d in dropped)),
+        "rows": [f"{d['file']}:{d['line']} repeats {d['first']}" for d in dropped],
+    }
+
+
+def describe(recorded: dict[str, Any] | None, shown: int = 20) -> list[str]:
+    """Report lines for a manifest's `duplicates` entry (none when nothing was dropped)."""
+    if not recorded or not recorded.get("count"):
+        return []
+    ids = recorded.get("ids", [])
+    listed = ", ".join(f"`{i}`" for i in ids[:shown])
+    more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
+    return [
+        f"{recorded['count']} repeated rows dropped (same id, same content; ids: {listed}{more}); "
+        "`manifest.json` lists where each was."
+    ]
