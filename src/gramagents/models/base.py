@@ -58,6 +58,10 @@ class Backend(ABC):
     structured_mode: ClassVar[str] = "json"
     """How structured output is asked for: `json` (response_format) or `md_json` (a fenced
     JSON block in plain text, for models without constrained decoding)."""
+    answers_one_by_one: ClassVar[bool] = False
+    """Whether requests are answered independently (remote backends): the cache layer then
+    stores each answer as it arrives, so a run killed while others are still out loses only
+    those in flight. Batching backends answer a batch at once and keep this False."""
 
     def __init__(self, spec: ModelSpec, settings: BackendSettings) -> None:
         self.spec = spec

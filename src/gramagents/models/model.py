@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import time
@@ -131,12 +132,8 @@ class Model:
                 todo[key] = request
         fresh: dict[str, Generation] = {}
         if todo:
-            answers = await self.backend.complete(list(todo.values()))
-            fresh = dict(zip(todo, answers, strict=True))
-            self.cache.put_many(
-                {k: g.model_dump(mode="json") for k, g in fresh.items() if g.error is None}
-            )
-            self.stats.failed += sum(1 for g in answers if g.error is not None)
+            fresh = await self._answer(todo)
+            self.stats.failed += sum(1 for g in fresh.values() if g.error is not None)
         results: list[Generation] = []
         first: dict[str, Generation] = {}
         for key in keys:
@@ -150,6 +147,35 @@ class Model:
             first.setdefault(key, result)
             results.append(result)
         return results
+
+    async def _answer(self, todo: dict[str, ChatRequest]) -> dict[str, Generation]:
+        """Ask the backend for `todo` (by cache key) and store the answers (never errors).
+
+        A backend that answers requests one by one has each answer stored as it arrives: a
+        run killed while a slow request (retrying, say) is still out has kept the rest, and
+        loses no more answers than it had requests in flight.
+        """
+        if not self.backend.answers_one_by_one or len(todo) == 1:
+            answers = await self.backend.complete(list(todo.values()))
+            fresh = dict(zip(todo, answers, strict=True))
+            self.cache.put_many(
+                {k: g.model_dump(mode="json") for k, g in fresh.items() if g.error is None}
+            )
+            return fresh
+
+        # sending and storing under one limit: no more answers than requests in flight can be
+        # lost to a kill (an answer waiting for its turn to be stored would be one more)
+        slots = asyncio.Semaphore(max(1, self.backend.settings.concurrency))
+
+        async def one(key: str, request: ChatRequest) -> Generation:
+            async with slots:
+                [answer] = await self.backend.complete([request])
+                if answer.error is None:
+                    self.cache.put_many({key: answer.model_dump(mode="json")})
+            return answer
+
+        answers = await asyncio.gather(*(one(k, r) for k, r in todo.items()))
+        return dict(zip(todo, answers, strict=True))
 
     async def loglikelihood(
         self, requests: list[LoglikelihoodRequest], keys: list[str] | None = None

@@ -90,6 +90,7 @@ class OpenAIBackend(Backend):
 
     name = "openai"
     supports_loglikelihood = True
+    answers_one_by_one = True
 
     def __init__(self, spec: ModelSpec, settings: BackendSettings) -> None:
         super().__init__(spec, settings)

@@ -15,7 +15,8 @@ and `SSL_CERT_FILE`/`SSL_CERT_DIR` from the environment and follows redirects.
 The SDK's own retries are off (`max_retries=0`): the backend's policy (runtime/retry.py)
 decides, and each attempt is counted once. Failures come out as `ApiError` (an HTTP error
 status, with its headers for `Retry-After`), `Unreachable` (no connection could be made or it
-dropped), `asyncio.TimeoutError` or `MalformedReply`.
+dropped before an answer), `asyncio.TimeoutError` or `MalformedReply` (not JSON, not a chat
+completion, or a body cut off before its announced length).
 """
 
 from __future__ import annotations
@@ -107,6 +108,17 @@ def _timed_out(exc: BaseException) -> bool:
     )
 
 
+def _cut_off(exc: BaseException) -> bool:
+    """Whether a connection error is a reply that stopped before the length it announced."""
+    aiohttp = sys.modules.get("aiohttp")
+    for cause in _chain(exc):
+        if aiohttp is not None and isinstance(cause, aiohttp.ClientPayloadError):
+            return True
+        if type(cause).__name__ == "RemoteProtocolError" and "complete message body" in str(cause):
+            return True  # httpx (h11): "peer closed connection without sending complete ..."
+    return False
+
+
 def _error_message(exc: Any) -> str:
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
@@ -131,6 +143,8 @@ def sdk_errors() -> Iterator[None]:
             raise asyncio.TimeoutError(_root_message(exc)) from exc
         raise Unreachable(_root_message(exc)) from exc
     except openai.APIConnectionError as exc:
+        if _cut_off(exc):
+            raise MalformedReply("the reply stopped before the length it announced") from exc
         raise Unreachable(_root_message(exc)) from exc
     except (openai.APIResponseValidationError, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise MalformedReply(f"invalid JSON ({exc})") from exc

@@ -5,6 +5,12 @@ identity (backend, model id and revision, base URL, dtype), the decoding paramet
 rendered messages, the response schema and structured-output mode, the prompt and rubric hashes
 and the sample index. Batch size and concurrency are not part of it. Only successful answers are
 stored; errors never are.
+
+Several runs may share one cache file at once (two evals on one machine, say): SQLite's WAL
+mode lets readers go on while one writer writes, each write takes the write lock up front
+(`BEGIN IMMEDIATE`, so a transaction never has to upgrade a read lock and fail at once), a
+connection waits up to `busy_timeout` seconds for a lock, and an operation that still finds
+the database locked is tried again a few times before the run stops with a `CacheError`.
 """
 
 from __future__ import annotations
@@ -14,11 +20,18 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from ..errors import GramagentsError
 
 _BATCH = 500
+T = TypeVar("T")
+
+
+class CacheError(GramagentsError):
+    """The response cache cannot be used (another process holds it locked for too long)."""
 
 
 def canonical_json(value: Any) -> str:
@@ -36,45 +49,80 @@ class ResponseCache:
 
     enabled = True
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, busy_timeout: float = 15.0, lock_attempts: int = 4) -> None:
         self.path = path
+        self.busy_timeout = busy_timeout
+        self.lock_attempts = lock_attempts
         path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, timeout=30.0, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS answers ("
-            " key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)"
+        self._db = self._retrying(self._connect)
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(
+            self.path, timeout=self.busy_timeout, check_same_thread=False, isolation_level=None
         )
-        self._db.commit()
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS answers ("
+                " key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)"
+            )
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _retrying(self, operation: Callable[[], T]) -> T:
+        """Run `operation`, again while the database is locked by another process."""
+        for attempt in range(1, self.lock_attempts + 1):
+            try:
+                return operation()
+            except sqlite3.OperationalError as exc:
+                text = str(exc)
+                if "locked" not in text and "busy" not in text:
+                    raise CacheError(
+                        f"{self.path}: the response cache cannot be used ({text})"
+                    ) from None
+                if attempt == self.lock_attempts:
+                    waited = self.busy_timeout * self.lock_attempts
+                    raise CacheError(
+                        f"{self.path}: the response cache stayed locked by another process for "
+                        f"{waited:g} s; let the other run finish, or give this one its own "
+                        "cache (GRAMAGENTS_CACHE) or --no-cache"
+                    ) from None
+                time.sleep(min(1.0, 0.05 * 2**attempt))
+        raise AssertionError("unreachable")
 
     def get_many(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
         """Answers stored under any of `keys`."""
         wanted = list(dict.fromkeys(keys))
         found: dict[str, dict[str, Any]] = {}
-        with self._lock:
-            for start in range(0, len(wanted), _BATCH):
-                chunk = wanted[start : start + _BATCH]
-                marks = ",".join("?" * len(chunk))
-                rows = self._db.execute(
-                    f"SELECT key, value FROM answers WHERE key IN ({marks})", chunk
-                )
-                for key, value in rows:
-                    found[key] = json.loads(value)
+        for start in range(0, len(wanted), _BATCH):
+            chunk = wanted[start : start + _BATCH]
+            marks = ",".join("?" * len(chunk))
+            rows = self._read(f"SELECT key, value FROM answers WHERE key IN ({marks})", chunk)
+            for key, value in rows:
+                found[key] = json.loads(value)
         return found
 
     def has_many(self, keys: Iterable[str]) -> set[str]:
         """Those of `keys` that have an answer (values are not read)."""
         wanted = list(dict.fromkeys(keys))
         held: set[str] = set()
-        with self._lock:
-            for start in range(0, len(wanted), _BATCH):
-                chunk = wanted[start : start + _BATCH]
-                marks = ",".join("?" * len(chunk))
-                rows = self._db.execute(f"SELECT key FROM answers WHERE key IN ({marks})", chunk)
-                held.update(key for (key,) in rows)
+        for start in range(0, len(wanted), _BATCH):
+            chunk = wanted[start : start + _BATCH]
+            marks = ",".join("?" * len(chunk))
+            rows = self._read(f"SELECT key FROM answers WHERE key IN ({marks})", chunk)
+            held.update(key for (key,) in rows)
         return held
+
+    def _read(self, query: str, args: list[str]) -> list[tuple[Any, ...]]:
+        def run() -> list[tuple[Any, ...]]:
+            with self._lock:
+                return self._db.execute(query, args).fetchall()
+
+        return self._retrying(run)
 
     def put_many(self, entries: Mapping[str, dict[str, Any]]) -> None:
         """Store answers, all in one transaction."""
@@ -82,14 +130,23 @@ class ResponseCache:
             return
         now = time.time()
         rows = [(key, json.dumps(value, ensure_ascii=False), now) for key, value in entries.items()]
-        with self._lock, self._db:
-            self._db.executemany(
-                "INSERT OR REPLACE INTO answers (key, value, created) VALUES (?, ?, ?)", rows
-            )
+        self._retrying(lambda: self._write(rows))
+
+    def _write(self, rows: list[tuple[str, str, float]]) -> None:
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO answers (key, value, created) VALUES (?, ?, ?)", rows
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise
 
     def __len__(self) -> int:
-        with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM answers").fetchone()[0])
+        return int(self._read("SELECT COUNT(*) FROM answers", [])[0][0])
 
     def close(self) -> None:
         """Close the database connection."""

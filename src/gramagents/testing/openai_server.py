@@ -2,10 +2,14 @@
 
 It speaks enough of the chat-completions protocol for any OpenAI client (`GET /v1/models`,
 `POST /v1/chat/completions`; `GET /stats` tells what it received), answers with a Python
-function after an optional fixed delay, holds many connections at once, counts what it
-receives and can inject faults into the next requests: HTTP 429 (with `Retry-After`), HTTP 500,
-HTTP 401, a response slower than the client's timeout, a malformed JSON body, or a dropped
-connection. With an `ssl_context` it speaks HTTPS.
+function after an optional fixed delay, holds many connections at once, and counts every chat
+request it receives, by what it did with it (`counts`: `answered` or the fault's kind).
+
+Faults come two ways: `inject` queues faults for the next requests (HTTP 429 with
+`Retry-After`, 500, 503, 401, a slow answer, a connection reset or closed, a truncated body,
+malformed JSON, output that fails the response schema), and a `FaultPlan` (testing/faults.py)
+fails a seeded fraction of all requests with kinds drawn from those. With an `ssl_context` it
+speaks HTTPS. It listens on 127.0.0.1 only.
 
 Given a `scorer` (testing/prompt_scorer.py, e.g. `ModelScorer.embedded()`), it also answers
 `POST /v1/completions` as vLLM does, echo and log-probabilities of the prompt's tokens
@@ -21,29 +25,22 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import ssl
+import struct
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import MissingDependency
+from .faults import INVALID_OUTPUT, PLAN_KINDS, Fault, FaultPlan, body_digest, wants_structured
+
+__all__ = ["FakeChatServer", "Fault", "FaultPlan", "PLAN_KINDS", "last_user_text"]
 
 Responder = Callable[[dict[str, Any]], str]
-
-
-@dataclass
-class Fault:
-    """What to do instead of answering one request."""
-
-    kind: str
-    """`429`, `500`, `401`, `timeout`, `malformed` or `disconnect`."""
-    retry_after: float | None = None
-    """Seconds sent in the `Retry-After` header of a 429."""
-    hang_s: float = 30.0
-    """How long a `timeout` fault keeps the client waiting."""
 
 
 def last_user_text(body: dict[str, Any]) -> str:
@@ -65,7 +62,13 @@ class FakeChatServer:
     api_key: str | None = None
     """When set, `GET /v1/models` answers 401 to any other bearer key."""
     faults: deque[Fault] = field(default_factory=deque)
+    plan: FaultPlan | None = None
+    """Fails a seeded fraction of the requests that no injected fault is queued for."""
     requests: list[dict[str, Any]] = field(default_factory=list)
+    counts: Counter[str] = field(default_factory=Counter)
+    """Chat requests received, by outcome: `answered`, or the kind of fault they met."""
+    seen: Counter[str] = field(default_factory=Counter)
+    """Chat requests received, by the digest of their body (`faults.body_digest`)."""
     max_in_flight: int = 0
     port: int = 0
     ssl_context: ssl.SSLContext | None = None
@@ -97,6 +100,15 @@ class FakeChatServer:
         """Bodies of the chat-completion requests received so far."""
         with self._lock:
             return list(self.requests)
+
+    def stats(self) -> dict[str, Any]:
+        """Chat requests received, the most in flight at once, and the counts by outcome."""
+        with self._lock:
+            return {
+                "chat_requests": len(self.requests),
+                "max_in_flight": self.max_in_flight,
+                "counts": dict(self.counts),
+            }
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -175,25 +187,27 @@ class FakeChatServer:
         """What the server received (not in the protocol: for benchmarks in another process)."""
         from aiohttp import web
 
-        with self._lock:
-            return web.json_response(
-                {"chat_requests": len(self.requests), "max_in_flight": self.max_in_flight}
-            )
+        return web.json_response(self.stats())
 
     async def _chat(self, request: Any) -> Any:
         from aiohttp import web
 
         body = await request.json()
+        digest = body_digest(body) if self.plan is not None else ""
         with self._lock:
             self.requests.append(body)
             fault = self.faults.popleft() if self.faults else None
+            if fault is None and self.plan is not None:
+                fault = self.plan.choose(digest, self.seen[digest], wants_structured(body))
+            self.seen[digest] += 1
+            self.counts[fault.kind if fault is not None else "answered"] += 1
             self._in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
         try:
             if self.delay:
                 await asyncio.sleep(self.delay)
             if fault is not None:
-                return await self._fault(fault, request)
+                return await self._fault(fault, request, body)
             text = self.responder(body)
             return web.json_response(_completion(body, text, self.model))
         finally:
@@ -236,35 +250,68 @@ class FakeChatServer:
             }
         )
 
-    async def _fault(self, fault: Fault, request: Any) -> Any:
+    async def _fault(self, fault: Fault, request: Any, body: dict[str, Any]) -> Any:
         from aiohttp import web
 
-        if fault.kind == "429":
-            headers = {} if fault.retry_after is None else {"Retry-After": f"{fault.retry_after:g}"}
-            return web.json_response(
-                {"error": {"message": "rate limited", "type": "rate_limit"}},
-                status=429,
-                headers=headers,
-            )
-        if fault.kind == "401":
-            return web.json_response(
-                {"error": {"message": "invalid key", "type": "auth"}}, status=401
-            )
-        if fault.kind == "500":
-            return web.json_response(
-                {"error": {"message": "server error", "type": "server"}}, status=500
-            )
-        if fault.kind == "timeout":
+        kind = fault.kind
+        if kind in ("429", "401", "500", "503"):
+            return _error_response(kind, fault.retry_after)
+        if kind in ("slow", "timeout"):
             await asyncio.sleep(fault.hang_s)
             return web.json_response({"error": {"message": "too late"}}, status=504)
-        if fault.kind == "malformed":
+        if kind == "malformed":
             return web.Response(text='{"id": "x", "choices": [', content_type="application/json")
-        if fault.kind == "disconnect":
-            transport = request.transport
-            if transport is not None:
-                transport.abort()
+        if kind == "invalid":
+            return web.json_response(_completion(body, INVALID_OUTPUT, self.model))
+        if kind == "truncated":
+            return await _truncated(request, _completion(body, self.responder(body), self.model))
+        if kind in ("reset", "disconnect"):
+            _drop(request, reset=kind == "reset")
             return web.Response(status=500)
-        raise ValueError(f"unknown fault {fault.kind}")
+        raise ValueError(f"unknown fault {kind}")
+
+
+def _error_response(status: str, retry_after: float | None) -> Any:
+    from aiohttp import web
+
+    messages = {
+        "429": ("rate limited", "rate_limit"),
+        "401": ("invalid key", "auth"),
+        "500": ("server error", "server"),
+        "503": ("overloaded", "server"),
+    }
+    message, kind = messages[status]
+    headers = {}
+    if status == "429" and retry_after is not None:
+        headers["Retry-After"] = f"{retry_after:g}"
+    return web.json_response(
+        {"error": {"message": message, "type": kind}}, status=int(status), headers=headers
+    )
+
+
+async def _truncated(request: Any, payload: dict[str, Any]) -> Any:
+    """Promise the whole body in Content-Length, send half of it and close the connection."""
+    from aiohttp import web
+
+    data = json.dumps(payload).encode()
+    response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+    response.content_length = len(data)
+    await response.prepare(request)
+    await response.write(data[: len(data) // 2])
+    _drop(request, reset=False)
+    return response
+
+
+def _drop(request: Any, reset: bool) -> None:
+    """Close the request's connection now; with `reset`, as a TCP reset (RST, no FIN)."""
+    transport = request.transport
+    if transport is None:
+        return
+    if reset:
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    transport.abort()
 
 
 def _completion(body: dict[str, Any], text: str, model: str) -> dict[str, Any]:
@@ -320,6 +367,8 @@ def main() -> None:
 
     `python -m gramagents.testing.openai_server --port 8765 --delay 0.1` answers every request
     with `T` after the delay, until interrupted; it prints the base URL once it listens.
+    `--fault-rate 0.2 --seed 7` fails a seeded fifth of the requests (`--fault-kinds` limits
+    the kinds; `--hang` is how long a slow answer takes).
     """
     import argparse
 
@@ -330,9 +379,25 @@ def main() -> None:
     parser.add_argument(
         "--embedded", action="store_true", help="answer /v1/completions with SmolLM2 (float32)"
     )
+    parser.add_argument("--fault-rate", type=float, default=0.0)
+    parser.add_argument("--fault-kinds", default=",".join(PLAN_KINDS))
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--hang", type=float, default=2.0)
+    parser.add_argument("--retry-after", type=float, default=0.1)
     args = parser.parse_args()
     answer = args.answer
-    server = FakeChatServer(responder=lambda body: answer, delay=args.delay, port=args.port)
+    plan = None
+    if args.fault_rate > 0:
+        plan = FaultPlan(
+            rate=args.fault_rate,
+            kinds=tuple(k.strip() for k in args.fault_kinds.split(",") if k.strip()),
+            seed=args.seed,
+            retry_after=args.retry_after,
+            hang_s=args.hang,
+        )
+    server = FakeChatServer(
+        responder=lambda body: answer, delay=args.delay, port=args.port, plan=plan
+    )
     if args.embedded:
         from .prompt_scorer import ModelScorer
 

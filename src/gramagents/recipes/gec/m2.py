@@ -61,19 +61,57 @@ def write_m2(sentences: Iterable[M2Sentence]) -> str:
     return "\n\n".join(s.to_text() for s in sentences) + "\n"
 
 
+class M2FormatError(ValueError):
+    """A line of an M2 file that cannot be read: its number (1-based) and the field."""
+
+    def __init__(self, line: int, field: str, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+        self.field = field
+        self.message = message
+
+
 def parse_m2(text: str) -> list[M2Sentence]:
-    """Read an M2 file."""
-    sentences = []
-    for block in text.strip().split("\n\n"):
-        lines = block.split("\n")
-        source = lines[0][2:]
-        edits = []
-        for line in lines[1:]:
-            span, category, correction, *rest = line[2:].split("|||")
-            start, end = (int(x) for x in span.split())
-            edits.append(M2Edit(start, end, category, correction, int(rest[-1])))
+    """Read an M2 file; a line that cannot be read raises `M2FormatError` naming it."""
+    sentences: list[M2Sentence] = []
+    source: str | None = None
+    edits: list[M2Edit] = []
+    for number, line in enumerate(text.replace("\r\n", "\n").split("\n"), start=1):
+        if not line.strip():
+            if source is not None:
+                sentences.append(M2Sentence(source, edits))
+            source, edits = None, []
+        elif line.startswith("S "):
+            if source is not None:
+                raise M2FormatError(number, "S", "a second S line without a blank line before it")
+            source = line[2:]
+        elif line.startswith("A "):
+            if source is None:
+                raise M2FormatError(number, "A", "an A line before any S line")
+            edits.append(_edit(number, line, len(source.split())))
+        else:
+            raise M2FormatError(number, "S", "neither an S line, an A line nor a blank line")
+    if source is not None:
         sentences.append(M2Sentence(source, edits))
     return sentences
+
+
+def _edit(number: int, line: str, tokens: int) -> M2Edit:
+    fields = line[2:].split("|||")
+    if len(fields) != 6:
+        raise M2FormatError(number, "A", f"{len(fields)} fields separated by |||, not 6")
+    span, category, correction, *_, annotator = fields
+    try:
+        start, end = (int(x) for x in span.split())
+    except ValueError:
+        raise M2FormatError(number, "span", f"'{span[:40]}' is not two token offsets") from None
+    if (start, end) != (-1, -1) and not 0 <= start <= end <= tokens:
+        raise M2FormatError(
+            number, "span", f"{start} {end} lies outside the sentence's {tokens} tokens"
+        )
+    if not annotator.strip().isdigit():
+        raise M2FormatError(number, "annotator", f"'{annotator[:40]}' is not a number")
+    return M2Edit(start, end, category, correction, int(annotator))
 
 
 @dataclass(frozen=True)
@@ -165,9 +203,12 @@ def read_m2_file(path: Path) -> list[M2Sentence]:
     if not text.strip():
         raise InputError(path, "file is empty", line=1)
     try:
-        return parse_m2(text)
-    except (ValueError, IndexError):
-        raise InputError(path, "not an M2 file (S lines followed by A lines)") from None
+        sentences = parse_m2(text)
+    except M2FormatError as exc:
+        raise InputError(path, exc.message, line=exc.line, field=exc.field) from None
+    if not sentences:
+        raise InputError(path, "no sentences (S lines followed by A lines)", line=1)
+    return sentences
 
 
 def only_annotators(sentences: list[M2Sentence], keep: set[int]) -> list[list[M2Edit]]:

@@ -1,0 +1,153 @@
+"""Faults and kills: an API eval that meets every kind of fault, or is killed and resumed,
+records every item once with the scores of an undisturbed run.
+
+The test chat server (gramagents.testing.openai_server) runs in this process; each eval is
+the real command line, `python -m gramagents eval DATASET --model openai:fake@URL?timeout=T`,
+in a subprocess with its own response cache and the default retry policy.
+
+Faults (the default mode): an undisturbed run first, then the same dataset with a seeded
+fraction (`--rate`) of all requests failed, the kinds drawn evenly from HTTP 429 with
+`Retry-After`, 500, 503, a connection reset, an answer slower than the client's timeout, a
+body cut off halfway and a body that is not JSON (the eighth kind, output that fails a
+response schema, only meets structured requests: the agents' and the judge's; see
+tests/test_faults.py and tests/test_kill_resume.py). Because the server's plan is a function of
+the seed, the request body and its repeat only, the undisturbed run's request bodies and the
+retry policy determine the number of requests the faulty run needs: that is the budget the
+server's count is held to.
+
+    python bench/faults.py [--items 2000] [--rate 0.2] [--seed 7] [--concurrency 128]
+
+It ends with `faults survived N/N, lost 0, duplicated 0, identical yes, requests R (budget B)`
+and a RESULT line.
+
+Kills (`--kills K`): the faulty eval is SIGKILLed at K random points (a number of requests
+the server has received) and run again with the same `--run-dir` after each kill; then it is
+compared with the undisturbed run as above, and the server's log shows whether any request
+whose answer the run folder already held when it was killed was sent again. The budget grows
+by the requests that can be in flight at each kill (`--concurrency` per kill).
+
+    python bench/faults.py --kills 5 [--rate 0.0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from gramagents.runtime.retry import RetryPolicy
+from gramagents.testing.drills import (
+    check_run,
+    cli_env,
+    drill_answer,
+    eval_command,
+    fault_plan,
+    implied_requests,
+    item_of,
+    kill_and_resume,
+    recorded_items,
+    reset_server,
+    run_cli,
+    write_drill_dataset,
+)
+from gramagents.testing.openai_server import FakeChatServer
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=2000)
+    parser.add_argument("--rate", type=float, default=None, help="0.2; with --kills, 0")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--concurrency", type=int, default=128)
+    parser.add_argument("--timeout", type=float, default=1.0, help="client timeout, seconds")
+    parser.add_argument("--kills", type=int, default=0, help="kill and resume this often")
+    args = parser.parse_args()
+    rate = args.rate if args.rate is not None else (0.0 if args.kills else 0.2)
+    work = Path(tempfile.mkdtemp(prefix="gramagents-bench-faults-"))
+    dataset = write_drill_dataset(work / "dataset.jsonl", args.items)
+    plan = fault_plan(rate, args.seed, hang_s=2 * args.timeout)
+
+    with FakeChatServer(responder=drill_answer) as server:
+
+        def command(name: str) -> list[str]:
+            return eval_command(
+                dataset,
+                server.base_url,
+                work / name,
+                concurrency=args.concurrency,
+                timeout=args.timeout,
+            )
+
+        started = time.perf_counter()
+        reference = run_cli(command("reference"), cli_env(work / "reference.sqlite"), work)
+        if reference.returncode != 0:
+            print(reference.stderr, file=sys.stderr)
+            return 1
+        bodies = server.chat_requests()
+        print(
+            f"undisturbed: {args.items} items, {len(bodies)} requests, "
+            f"{time.perf_counter() - started:.1f} s"
+        )
+        budget, doomed = implied_requests(plan, bodies, RetryPolicy())
+        reset_server(server, plan)
+        env = cli_env(work / "faulty.sqlite")
+        started = time.perf_counter()
+        asked_again = 0
+        if args.kills:
+            report = kill_and_resume(
+                command("faulty"),
+                env,
+                work,
+                server,
+                kills=args.kills,
+                expected_requests=budget,
+                recorded=lambda: recorded_items(work / "faulty"),
+                tag=item_of,
+                seed=args.seed,
+            )
+            asked_again = len(report.asked_again)
+            print(
+                f"killed {report.kills} times (after {', '.join(map(str, report.points))} "
+                f"requests); asked again for a recorded answer: {asked_again}"
+            )
+        else:
+            run_cli(command("faulty"), env, work)
+        elapsed = time.perf_counter() - started
+        stats = server.stats()
+
+    check = check_run(work / "reference", work / "faulty", args.items)
+    requests = stats["chat_requests"]
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(stats["counts"].items()))
+    print(f"with faults at {rate:.0%} (seed {args.seed}): {elapsed:.1f} s; the server saw {kinds}")
+    if doomed:
+        print(f"the plan fails {doomed} items past the retry policy's attempts")
+    print(f"final status {check.status}")
+    if args.kills:  # at most the requests in flight at each kill are sent again
+        budget += args.kills * args.concurrency
+    within = requests <= budget
+    ok = (
+        check.status == "complete"
+        and check.lost == 0
+        and check.duplicated == 0
+        and check.identical
+        and within
+        and asked_again == 0
+    )
+    print(
+        f"faults survived {check.survived}/{check.items}, lost {check.lost}, "
+        f"duplicated {check.duplicated}, identical {'yes' if check.identical else 'no'}, "
+        f"requests {requests} (budget {budget})"
+    )
+    mode = f"kills_{args.kills}" if args.kills else "faults"
+    print(
+        f"RESULT {mode} survived {check.survived}/{check.items} target all, none twice, "
+        f"identical{', none asked again' if args.kills else ', within budget'} "
+        f"{'pass' if ok else 'fail'}"
+    )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
