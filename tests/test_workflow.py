@@ -380,3 +380,21 @@ def test_the_report_is_written_after_each_model_and_once_at_the_end(tmp_path, mo
     # the first model's report as soon as it is done, then the run's with both
     assert written == [["scripted:always-t"], ["scripted:always-f", "scripted:always-t"]]
     assert "scripted:always-f" in (tmp_path / "two" / "report.md").read_text()
+
+
+def test_summary_rows_follow_the_manifest_not_the_order_answers_came_in():
+    from gramagents.report.summary import SummaryBuilder
+
+    builder = SummaryBuilder()
+    arrivals = [("b", "SIM-GRA"), ("a", "SINGLE-T"), ("b", "SINGLE-T"), ("a", "SIM-GRA")]
+    for model, task in arrivals:
+        builder.add({"model": model, "task": task, "item_id": "x", "scores": {"acc": 1.0}})
+    rows = builder.summary().rows(["a", "b"], ["SINGLE-T", "SIM-GRA"])
+    assert [(r.model, r.task) for r in rows] == [
+        ("a", "SINGLE-T"),
+        ("a", "SIM-GRA"),
+        ("b", "SINGLE-T"),
+        ("b", "SIM-GRA"),
+    ]
+    unlisted = builder.summary().rows(["a"], ["SIM-GRA"])
+    assert [(r.model, r.task) for r in unlisted][:2] == [("a", "SIM-GRA"), ("a", "SINGLE-T")]

@@ -33,7 +33,7 @@ def write_eval_report(
     if summary is None:
         summary = summarize(folder.file("scores.jsonl"))
     tasks = list(manifest.tasks) or sorted({task for _, task in summary.tallies})
-    rows = [r.model_dump(mode="json") for r in summary.rows()]
+    rows = [r.model_dump(mode="json") for r in summary.rows(list(manifest.models), tasks)]
     write_atomic(folder.file("summary.json"), json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
     write_atomic(
         folder.file("report.md"),

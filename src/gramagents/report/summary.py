@@ -8,6 +8,7 @@ are few, and compute their scores from all of them at the end.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,10 +65,25 @@ class Summary:
     aggregates: dict[tuple[str, str], Aggregate] = field(default_factory=dict)
     """(model, task) to the scores of tasks that aggregate their own records."""
 
-    def rows(self) -> list[SummaryRow]:
-        """The rows of `summary.json`: one per (model, task, metric)."""
+    def rows(self, models: Sequence[str] = (), tasks: Sequence[str] = ()) -> list[SummaryRow]:
+        """The rows of `summary.json`: one per (model, task, metric).
+
+        In the order of `models` and `tasks` (a run's manifest), not the order the answers
+        came in: a model that answers chunks out of order writes the same summary. What
+        neither lists follows, in the order it was counted.
+        """
+        rank_model = {m: i for i, m in enumerate(models)}
+        rank_task = {t: i for i, t in enumerate(tasks)}
+        keys = sorted(
+            self.tallies,
+            key=lambda k: (
+                rank_model.get(k[0], len(rank_model)),
+                rank_task.get(k[1], len(rank_task)),
+            ),
+        )  # stable: the unlisted keep their counted order
         rows = []
-        for (model, task), tally in self.tallies.items():
+        for model, task in keys:
+            tally = self.tallies[model, task]
             aggregate = self.aggregates.get((model, task))
             if aggregate is not None:
                 rows += [_row(model, task, m, v, tally) for m, v in aggregate.scores.items()]
