@@ -108,11 +108,6 @@ def _atom(text: str) -> Test:
     return lambda n: not n.is_word and n.label == text
 
 
-def compile_label(text: str, names: dict[str, str] | None = None) -> Test:
-    """A label expression as a test on nodes (`$NAME`s from `names`)."""
-    return _Labels(names or {}).expression(text)
-
-
 def _split_outside_quotes(text: str, separator: str) -> list[str]:
     parts: list[str] = []
     current: list[str] = []

@@ -8,7 +8,6 @@ import re
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
-from typing import Any
 
 from ..charts import Figure
 
@@ -137,11 +136,6 @@ def markdown(lines: list[str] | str) -> str:
     return rendered.replace("<table>", '<div class="table-wrap"><table class="md">').replace(
         "</table>", "</table></div>"
     )
-
-
-def attr_json(value: Any) -> str:
-    """`value` as JSON inside an HTML attribute."""
-    return escape(json.dumps(value, ensure_ascii=False, separators=(",", ":")), quote=True)
 
 
 _IMAGE = re.compile(r'<img src="([^":]+)"')
