@@ -193,6 +193,17 @@ def test_the_overview_tables_hold_the_summary(hand_run):
     assert b[0] == "m-b" and b[1] == pytest.approx(2 / 3)
 
 
+def test_a_repeated_dataset_line_is_shown_and_counted_once(hand_run):
+    dataset = hand_run / "dataset.jsonl"
+    first = dataset.read_text(encoding="utf-8").splitlines()[0]
+    dataset.write_text(dataset.read_text(encoding="utf-8") + first + "\n", encoding="utf-8")
+    result = write_view([hand_run])  # no summary given: the page counts the scores itself
+    assert result.items == {"hand": 7}
+    assert [r[0] for r in rows_of(hand_run, "run0/items")].count("q0") == 1
+    a = tables(hand_run / "report.html")["scores"]["rows"][1]
+    assert a[0] == "m-a" and a[1] == pytest.approx(0.75)  # as report.md: q0 counted once
+
+
 def test_a_missing_dataset_still_lists_the_answered_items(hand_run):
     (hand_run / "dataset.jsonl").unlink()
     write_view([hand_run])

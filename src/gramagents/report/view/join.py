@@ -162,15 +162,21 @@ def dataset_items(manifest: RunManifest) -> tuple[Iterator[Item], str | None]:
 def stream_items(path: Path) -> Iterator[Item]:
     """The items of a `dataset.jsonl`, read line by line.
 
-    A line that is not an item is skipped: the build or eval that used the file read it.
+    A line that is not an item is skipped: the build or eval that used the file read it. A
+    repeated id is skipped too, as the dataset reader drops an identical repeat (and refuses a
+    different one), so each item is shown and counted once.
     """
+    seen: set[str] = set()
     with path.open(encoding="utf-8-sig") as handle:
         for raw in handle:
             if raw.strip():
                 try:
-                    yield Item.model_validate(from_json(raw, cache_strings=True))
+                    item = Item.model_validate(from_json(raw, cache_strings=True))
                 except ValueError:
                     continue
+                if item.id not in seen:
+                    seen.add(item.id)
+                    yield item
 
 
 def joined_items(
