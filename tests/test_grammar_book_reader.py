@@ -98,6 +98,15 @@ def test_markdown_books_keep_pages_lines_tables_and_their_language(tmp_path):
     assert syntax.pages == [2]  # after the form feed
 
 
+def test_a_markdown_book_with_windows_line_ends_keeps_its_front_matter(tmp_path):
+    path = tmp_path / "book.md"
+    path.write_bytes(MARKDOWN_BOOK.replace("\n", "\r\n").encode("utf-8"))
+    data = read_grammar_book(path, ReadOptions(options={"language": "Klingon"}))
+    assert data.context["book"]["language"] == "Luxembourgish"
+    article = data.records[1]
+    assert [(b.kind, b.page, b.line) for b in article.blocks] == [("text", 1, 14), ("table", 1, 17)]
+
+
 def test_plain_text_books_find_numbered_and_capitalised_headings_and_tab_tables(tmp_path):
     path = tmp_path / "book.txt"
     path.write_text(TEXT_BOOK, encoding="utf-8")

@@ -95,8 +95,8 @@ def _turns(text: str) -> list[Message]:
     ]
 
 
-def _split_front_matter(text: str, path: Path) -> tuple[dict[str, Any], str, int]:
-    """Return (front matter, body, line number where the body starts)."""
+def split_front_matter(text: str, path: Path) -> tuple[dict[str, Any], str, int]:
+    """Front matter, body and the body's first line of a markdown text with LF line ends."""
     if not text.startswith("---\n"):
         return {}, text, 1
     end = text.find("\n---\n", 4)
@@ -170,7 +170,7 @@ def _compile(source: str, path: Path, first_line: int) -> Any:
 @lru_cache(maxsize=256)
 def _load(path: Path, digest: str, name: str) -> PromptTemplate:
     text = resources.read_text(path)
-    meta, body, body_line = _split_front_matter(text, path)
+    meta, body, body_line = split_front_matter(text, path)
     system_src = meta.pop("system", None)
     if system_src is not None and not isinstance(system_src, str):
         raise InputError(path, "must be a string", line=2, field="system")
@@ -191,7 +191,7 @@ def _load(path: Path, digest: str, name: str) -> PromptTemplate:
 @lru_cache(maxsize=256)
 def _load_body(path: Path, digest: str) -> Any:
     """A continuation form: a template body (any front matter is description only)."""
-    _, body, body_line = _split_front_matter(resources.read_text(path), path)
+    _, body, body_line = split_front_matter(resources.read_text(path), path)
     return _compile(body, path, body_line)
 
 

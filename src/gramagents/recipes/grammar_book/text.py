@@ -15,10 +15,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ...errors import InputError
 from ...sources import _text
+from ...templates import split_front_matter
 from .outline import Heading, Outline, Table
 
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
@@ -26,22 +25,6 @@ _NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+\S")
 _PIPE_RULE = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _UNDERLINE = re.compile(r"^(=+|-+)\s*$")
 MAX_HEADING_WORDS = 10
-
-
-def front_matter(path: Path, text: str) -> tuple[dict[str, Any], str, int]:
-    """YAML front matter of a markdown book, the rest, and the line the rest starts on."""
-    if not text.startswith("---\n"):
-        return {}, text, 1
-    end = text.find("\n---\n", 4)
-    if end < 0:
-        raise InputError(path, "front matter opened with '---' is never closed", line=1)
-    try:
-        meta = yaml.safe_load(text[4:end]) or {}
-    except yaml.YAMLError as exc:
-        raise InputError(path, f"front matter is not valid YAML ({exc})", line=1) from None
-    if not isinstance(meta, dict):
-        raise InputError(path, "front matter must be a mapping", line=2)
-    return meta, text[end + 5 :], text[: end + 5].count("\n") + 1
 
 
 def _cells(line: str) -> list[str]:
@@ -162,7 +145,8 @@ def read_markdown_or_text(path: Path) -> tuple[Outline, dict[str, Any], int]:
     if not text.strip():
         raise InputError(path, "file is empty: no text", line=1)
     markdown = path.suffix.lower() in (".md", ".markdown")
-    meta, body, first_line = front_matter(path, text) if markdown else ({}, text, 1)
-    outline = read_text_book(body.replace("\r\n", "\n").replace("\r", "\n"), first_line, markdown)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # before the front matter is found
+    meta, body, first_line = split_front_matter(text, path) if markdown else ({}, text, 1)
+    outline = read_text_book(body, first_line, markdown)
     pages = body.count("\f") + 1
     return outline, meta, pages
