@@ -153,7 +153,7 @@ def test_without_the_flores_model_spbleu_is_reported_missing_and_the_rest_comput
 def test_comet_runs_only_with_the_package_and_a_checkpoint(tmp_path, monkeypatch):
     pairs = zip(HYPOTHESES, REFERENCES, strict=True)
     rows = [{"src": "The dog sleeps.", "mt": h, "ref": r} for h, r in pairs]
-    groups = {("model-a", "into"): rows}
+    groups = {("model-a", "into"): rows, ("model-b", "into"): rows[::-1]}
     cache = tmp_path / "comet.json"
     monkeypatch.delenv("GRAMAGENTS_COMET_MODEL", raising=False)
     assert comet_scores(groups, cache) == ({}, "not computed: set GRAMAGENTS_COMET_MODEL to "
@@ -181,6 +181,7 @@ def test_comet_runs_only_with_the_package_and_a_checkpoint(tmp_path, monkeypatch
     fake.__spec__ = importlib.machinery.ModuleSpec("comet", None)
     monkeypatch.setitem(sys.modules, "comet", fake)
     scores, status = comet_scores(groups, cache)
+    # one load for both groups
     assert status == f"COMET checkpoint {checkpoint}" and loaded == [str(checkpoint)]
     assert scores[("model-a", "into")]["mean"] == pytest.approx(mean(share(r) for r in rows))
     assert 0 < scores[("model-a", "into")]["mean"] < 1

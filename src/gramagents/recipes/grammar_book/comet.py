@@ -43,10 +43,13 @@ def _key(checkpoint: Path, rows: list[dict[str, str]]) -> str:
     return digest.hexdigest()
 
 
-def _predict(checkpoint: Path, rows: list[dict[str, str]]) -> list[float]:
+def _load(checkpoint: Path) -> Any:
     from comet import load_from_checkpoint
 
-    model = load_from_checkpoint(str(checkpoint))
+    return load_from_checkpoint(str(checkpoint))
+
+
+def _predict(model: Any, rows: list[dict[str, str]]) -> list[float]:
     try:
         import torch
 
@@ -71,10 +74,12 @@ def comet_scores(
     if cache_file.is_file():
         cached = json.loads(cache_file.read_text(encoding="utf-8"))
     results: dict[tuple[str, str], dict[str, float]] = {}
+    model = None  # loaded once, and only when some group is not cached
     for group, rows in groups.items():
         key = _key(checkpoint, rows)
         if key not in cached:
-            cached[key] = _predict(checkpoint, rows)
+            model = model if model is not None else _load(checkpoint)
+            cached[key] = _predict(model, rows)
         scores = cached[key]
         results[group] = {"mean": mean(scores), "std": pstdev(scores)} if scores else {}
     write_atomic(cache_file, json.dumps(cached))
