@@ -135,3 +135,29 @@ def test_fast_batch_keys_equal_the_canonical_content_key():
             "request": request.model_dump(mode="json"),
         }
         assert key == content_key(expected)
+
+
+def test_a_one_by_one_backend_s_scores_are_kept_when_another_request_fails(fresh_cache):
+    from gramagents.errors import BackendUnavailable
+    from gramagents.records import Loglikelihood, LoglikelihoodRequest
+
+    class OneByOne(ScriptedBackend):  # as a server: each request on its own
+        answers_one_by_one = True
+        supports_loglikelihood = True
+
+        async def loglikelihood(self, requests):
+            [one] = requests
+            if one.continuation == "lost":
+                await asyncio.sleep(0.05)  # the others have been answered by then
+                raise BackendUnavailable("server gone")
+            return [Loglikelihood(logprob=-1.0, mean_logprob=-1.0, n_tokens=1, greedy=True)]
+
+    ScriptedBackend.register("pairs", lambda r: "")
+    backend = create_backend("scripted:pairs")
+    backend.__class__ = OneByOne
+    cache = ResponseCache(fresh_cache)
+    model = Model(backend, cache)
+    asked = [LoglikelihoodRequest(context="", continuation=c) for c in ("a", "b", "lost", "c")]
+    with pytest.raises(BackendUnavailable):
+        asyncio.run(model.loglikelihood(asked))
+    assert len(cache) == 3  # every score that arrived before the failure was kept

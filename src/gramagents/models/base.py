@@ -60,8 +60,9 @@ class Backend(ABC):
     JSON block in plain text, for models without constrained decoding)."""
     answers_one_by_one: ClassVar[bool] = False
     """Whether requests are answered independently (remote backends): the cache layer then
-    stores each answer as it arrives, so a run killed while others are still out loses only
-    those in flight. Batching backends answer a batch at once and keep this False."""
+    stores each answer (completion or log-likelihood) as it arrives, so a run killed while
+    others are still out loses only those in flight. Batching backends answer a batch at once
+    and keep this False."""
 
     def __init__(self, spec: ModelSpec, settings: BackendSettings) -> None:
         self.spec = spec

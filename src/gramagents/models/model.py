@@ -16,6 +16,7 @@ import asyncio
 import hashlib
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -149,28 +150,36 @@ class Model:
         return results
 
     async def _answer(self, todo: dict[str, ChatRequest]) -> dict[str, Generation]:
-        """Ask the backend for `todo` (by cache key) and store the answers (never errors).
+        """Ask the backend for `todo` (by cache key) and store the answers (never errors)."""
+        return await self._ask(todo, self.backend.complete, lambda g: g.error is None)
+
+    async def _ask(
+        self,
+        todo: dict[str, Any],
+        call: Callable[[list[Any]], Awaitable[list[Any]]],
+        storable: Callable[[Any], bool],
+    ) -> dict[str, Any]:
+        """Send `todo` (requests by cache key) through `call` and store what is `storable`.
 
         A backend that answers requests one by one has each answer stored as it arrives: a
         run killed while a slow request (retrying, say) is still out has kept the rest, and
         loses no more answers than it had requests in flight.
         """
         if not self.backend.answers_one_by_one or len(todo) == 1:
-            answers = await self.backend.complete(list(todo.values()))
+            answers = await call(list(todo.values()))
             fresh = dict(zip(todo, answers, strict=True))
-            self.cache.put_many(
-                {k: g.model_dump(mode="json") for k, g in fresh.items() if g.error is None}
-            )
+            kept = {k: a.model_dump(mode="json") for k, a in fresh.items() if storable(a)}
+            self.cache.put_many(kept)
             return fresh
 
         # sending and storing under one limit: no more answers than requests in flight can be
         # lost to a kill (an answer waiting for its turn to be stored would be one more)
         slots = asyncio.Semaphore(max(1, self.backend.settings.concurrency))
 
-        async def one(key: str, request: ChatRequest) -> Generation:
+        async def one(key: str, request: Any) -> Any:
             async with slots:
-                [answer] = await self.backend.complete([request])
-                if answer.error is None:
+                [answer] = await call([request])
+                if storable(answer):
                     self.cache.put_many({key: answer.model_dump(mode="json")})
             return answer
 
@@ -188,9 +197,7 @@ class Model:
         todo = {k: r for k, r in zip(keys, requests, strict=True) if k not in found}
         fresh: dict[str, Loglikelihood] = {}
         if todo:
-            scored = await self.backend.loglikelihood(list(todo.values()))
-            fresh = dict(zip(todo, scored, strict=True))
-            self.cache.put_many({k: v.model_dump(mode="json") for k, v in fresh.items()})
+            fresh = await self._ask(todo, self.backend.loglikelihood, lambda _: True)
         results = []
         for key in keys:
             if key in fresh:
