@@ -225,6 +225,39 @@ def test_the_standardizer_may_give_several_letters(tmp_path):
     assert item.options == poets
 
 
+def test_an_options_field_is_read_whatever_the_content_looks_like(tmp_path):
+    line = {"ques_content": "下列说法正确的是\nA.\nB. 对", "options": ["甲", "乙", "丙"],
+            "ques_answer": "B"}  # fmt: skip
+    result = read_edueval(_layout(tmp_path, line))
+    assert not result.unparsed
+    [item] = result.items
+    assert item.options == {"A": "甲", "B": "乙", "C": "丙"} and item.answer == "B"
+    assert item.prompt.startswith("下列说法正确的是")
+
+
+def test_an_item_the_standardizer_makes_reads_its_difficulty_as_the_rules_do(tmp_path):
+    line = {
+        "ques_content": "哪位是唐朝的诗人？李白、苏轼",
+        "ques_answer": "A",
+        "ques_difficulty": 3,
+    }
+    answer = {
+        "question": "哪位是唐朝的诗人？",
+        "options": {"A": "李白", "B": "苏轼"},
+        "answer": "A",
+    }
+    ScriptedBackend.register("level-3", lambda request: json.dumps(answer, ensure_ascii=False))
+    [unparsed] = read_edueval(_layout(tmp_path, line)).unparsed
+    context = AgentContext(
+        model=Model(create_backend("scripted:level-3")),
+        prompt="edu/standardize.md",
+        params=GenParams(),
+        max_reasks=0,
+    )
+    [item] = asyncio.run(standardize({"record": unparsed}, context)).records
+    assert (item.difficulty, item.difficulty_label) == (3, "3")
+
+
 def _layout(root: Path, *lines: dict) -> Path:
     (root / "Memory").mkdir()
     (root / "Memory" / "Junior_Knowledge_Recall.jsonl").write_text(

@@ -96,10 +96,15 @@ def mc_fields(record: dict[str, Any], missing: list[str], warn: Callable[[str], 
     field, given = pick(record, OPTIONS)
     try:
         prompt, options = split_options(content)
-        if given is not None:
-            options = options_from_field(given)
     except OptionError as exc:
-        return f"options: {exc}"
+        if given is None:
+            return f"options: {exc}"
+        prompt = content.strip()  # the options field has them: the content is the stem
+    if given is not None:
+        try:
+            options = options_from_field(given)
+        except OptionError as exc:
+            return f"options: {exc}"
     if len(options) < 2:
         where = field if given is not None else "ques_content"
         return f"options could not be split out of {where}"

@@ -39,7 +39,17 @@ from pydantic import BaseModel, Field
 from ...errors import InputError
 from ...sources._text import parse_json_line, read_utf8
 from ...sources.duplicates import RepeatedIds
-from .fields import DIFFICULTY, GRADE, IDS, SUBJECT, mc_fields, other_fields, pick, shape_of
+from .fields import (
+    DIFFICULTY_FIELDS,
+    GRADE,
+    IDS,
+    SUBJECT,
+    difficulty,
+    mc_fields,
+    other_fields,
+    pick,
+    shape_of,
+)
 from .taxonomy import level as find_level
 
 _GRADES = [
@@ -276,7 +286,7 @@ def from_agent(entry: Unparsed, value: dict[str, Any], letters: list[str]) -> Ed
     raw = json.loads(entry.text) if entry.text.strip().startswith("{") else {}
     options = {str(k).strip().upper(): str(v).strip() for k, v in value["options"].items()}
     _, subject = pick(raw, SUBJECT)
-    _, label = pick(raw, ("ques_difficulty", "difficulty", "难度"))
+    label_field, label = pick(raw, DIFFICULTY_FIELDS)
     return EduItem(
         id=item_id(entry.task, raw, entry.line),
         task=entry.task,
@@ -287,7 +297,8 @@ def from_agent(entry: Unparsed, value: dict[str, Any], letters: list[str]) -> Ed
         options=options,
         answer="".join(letters),
         explanation=value.get("explanation") or None,
-        difficulty=DIFFICULTY.get(str(label).strip()) if label is not None else None,
+        difficulty=None if label is None else difficulty(label, label_field, lambda _: None),
+        difficulty_label=None if label is None else str(label),
         metric="accuracy",
         shape="mc" if len(letters) == 1 else "mc_multi",
         source=f"{entry.path}:{entry.line}",
