@@ -398,3 +398,23 @@ def test_summary_rows_follow_the_manifest_not_the_order_answers_came_in():
     ]
     unlisted = builder.summary().rows(["a"], ["SIM-GRA"])
     assert [(r.model, r.task) for r in unlisted][:2] == [("a", "SIM-GRA"), ("a", "SINGLE-T")]
+
+
+def test_an_eval_runs_the_sections_that_write_files_once_for_its_report_and_page(tmp_path):
+    from gramagents.report.markdown import FILE_SECTIONS, report_files
+
+    dataset, _ = single_banks(tmp_path)
+    calls: list[Path] = []
+
+    def section(folder, manifest, summary):
+        calls.append(folder)
+        return ["## Counted", "", "ran once"]
+
+    report_files("counted", section)
+    try:
+        evaluate(dataset, tmp_path / "run")
+    finally:
+        FILE_SECTIONS.unregister("counted")
+    assert calls == [tmp_path / "run"]
+    assert "ran once" in (tmp_path / "run" / "report.md").read_text(encoding="utf-8")
+    assert "ran once" in (tmp_path / "run" / "report.html").read_text(encoding="utf-8")

@@ -91,16 +91,27 @@ def _paper_table(
     ]
 
 
+def file_sections(folder: Path, manifest: RunManifest, summary: Summary) -> dict[str, list[str]]:
+    """Run the sections that write files into the run `folder`: their lines, by name.
+
+    Computed once per report and handed to both the markdown report and the viewer.
+    """
+    return {
+        name: section(folder, manifest, summary) for name, section in FILE_SECTIONS.all().items()
+    }
+
+
 def render_report(
     manifest: RunManifest,
     summary: Summary,
     tasks: list[str],
     random: dict[str, float],
-    folder: Path | None = None,
+    files: dict[str, list[str]] | None = None,
 ) -> str:
     """The markdown report of an evaluation run.
 
-    With `folder` (the run folder) the sections that write files run too.
+    `files`: the lines of the sections that write files (`file_sections`), where the run
+    folder is at hand.
     """
     counts = manifest.counts
     dataset = manifest.dataset or {}
@@ -123,9 +134,8 @@ def render_report(
             lines += _paper_table(layout, manifest, summary, random)
     for section in SECTIONS.all().values():
         lines += section(manifest, summary)
-    if folder is not None:
-        for file_section in FILE_SECTIONS.all().values():
-            lines += file_section(folder, manifest, summary)
+    for section_lines in (files or {}).values():
+        lines += section_lines
     lines += _task_table(manifest, summary, tasks, random)
     lines += _other_metrics(manifest, summary)
     if manifest.no_gold:

@@ -8,7 +8,7 @@ from pathlib import Path
 from ..errors import RunError
 from ..records import RunManifest
 from ..runtime.rundir import RunFolder, write_atomic
-from .markdown import render_report
+from .markdown import file_sections, render_report
 from .summary import Summary, summarize
 
 
@@ -24,22 +24,24 @@ def _open(run: Path) -> tuple[RunFolder, RunManifest]:
 
 def write_eval_report(
     folder: RunFolder, manifest: RunManifest, summary: Summary | None = None
-) -> Summary:
+) -> tuple[Summary, dict[str, list[str]]]:
     """Write an eval run's `summary.json` and `report.md` (the viewer writes `report.html`).
 
     From `summary` when the caller aggregated the records as it wrote them, else from
-    `scores.jsonl`.
+    `scores.jsonl`. Returns the summary and the lines of the sections that write files, for
+    the viewer to show without running them again.
     """
     if summary is None:
         summary = summarize(folder.file("scores.jsonl"))
     tasks = list(manifest.tasks) or sorted({task for _, task in summary.tallies})
     rows = [r.model_dump(mode="json") for r in summary.rows(list(manifest.models), tasks)]
     write_atomic(folder.file("summary.json"), json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
+    files = file_sections(folder.path, manifest, summary)
     write_atomic(
         folder.file("report.md"),
-        render_report(manifest, summary, tasks, manifest.random_baselines, folder.path),
+        render_report(manifest, summary, tasks, manifest.random_baselines, files),
     )
-    return summary
+    return summary, files
 
 
 def refresh_report(run: Path, view: bool = True) -> tuple[Path, RunManifest, Summary | None]:
@@ -50,11 +52,11 @@ def refresh_report(run: Path, view: bool = True) -> tuple[Path, RunManifest, Sum
     folder, manifest = _open(run)
     if manifest.kind != "eval":
         return folder.file("report.md"), manifest, None
-    summary = write_eval_report(folder, manifest)
+    summary, files = write_eval_report(folder, manifest)
     if view:
         from .view import write_view
 
-        write_view([folder.path], summary=summary)
+        write_view([folder.path], summary=summary, sections=files)
     return folder.file("report.md"), manifest, summary
 
 

@@ -447,9 +447,9 @@ def _finish(
         }
     manifest.status = "complete" if done == in_scope else "partial"
     manifest.finished = now_iso()
-    summary = write_eval_report(folder, manifest, writer.summary.summary())
+    summary, files = write_eval_report(folder, manifest, writer.summary.summary())
     folder.write_manifest(manifest)
     if view:
         from ..report.view import write_view
 
-        write_view([folder.path], summary=summary)
+        write_view([folder.path], summary=summary, sections=files)

@@ -10,7 +10,7 @@ from pathlib import Path
 from ...records import RunManifest
 from ..charts import CHARTS, Figure
 from ..layouts import LAYOUTS, Layout
-from ..markdown import FILE_SECTIONS, SECTIONS
+from ..markdown import SECTIONS, file_sections
 from ..summary import Summary
 from .markup import Figures, Num, card, facts, inline_images, markdown, table
 from .plots import Bar, agreement_scatter, heatmap, task_bars
@@ -24,6 +24,8 @@ class EvalRun:
     path: Path
     manifest: RunManifest
     summary: Summary
+    sections: dict[str, list[str]] | None = None
+    """The lines of its sections that write files, when the report just ran them."""
 
     @property
     def tasks(self) -> list[str]:
@@ -285,8 +287,10 @@ def eval_overview(run: EvalRun, figures: Figures) -> str:
             parts.append(
                 f'<section class="card md" data-section="{name}">{markdown(lines)}</section>'
             )
-    for name, file_section in FILE_SECTIONS.all().items():  # their files are in the run
-        lines = file_section(run.path, manifest, summary)
+    files = run.sections
+    if files is None:  # the report did not just run them: their files are written in the run
+        files = file_sections(run.path, manifest, summary)
+    for name, lines in files.items():
         if lines:
             html = inline_images(markdown(lines), run.path)
             parts.append(f'<section class="card md" data-section="{name}">{html}</section>')

@@ -46,6 +46,8 @@ class Run:
     path: Path
     manifest: RunManifest
     summary: Summary | None = None
+    sections: dict[str, list[str]] | None = None
+    """The lines of its sections that write files, when the report just ran them."""
 
 
 @dataclass
@@ -80,15 +82,19 @@ def default_out(runs: list[Path]) -> Path:
 
 
 def write_view(
-    paths: list[Path], out: Path | None = None, summary: Summary | None = None
+    paths: list[Path],
+    out: Path | None = None,
+    summary: Summary | None = None,
+    sections: dict[str, list[str]] | None = None,
 ) -> SiteResult:
     """Write the site of one or more runs into `out` (default: see `default_out`).
 
-    `summary` is the first run's summary when the caller has it at hand (an eval at its end).
+    `summary` is the first run's summary, and `sections` the lines of its sections that write
+    files, when the caller has them at hand (an eval at its end, from `write_eval_report`).
     """
     runs = [open_run(Path(p), f"run{i}") for i, p in enumerate(paths)]
     if summary is not None and runs[0].manifest.kind == "eval":
-        runs[0].summary = summary
+        runs[0].summary, runs[0].sections = summary, sections
     out = Path(out) if out is not None else default_out([r.path for r in runs])
     out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".view-", dir=out))
@@ -143,7 +149,7 @@ def _write(runs: list[Run], out: Path, staging: Path) -> tuple[SiteResult, str]:
 
 def _as_eval(run: Run) -> EvalRun:
     assert run.summary is not None
-    return EvalRun(run.key, run.path, run.manifest, run.summary)
+    return EvalRun(run.key, run.path, run.manifest, run.summary, run.sections)
 
 
 def _eval_data(run: Run, data: Path) -> dict[str, Any]:
