@@ -73,6 +73,7 @@ class Model:
         self.stats = backend.stats
         self._identity: dict[str, Any] | None = None
         self.decoding = decoding_overrides(backend.spec)
+        self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
         """Decoding the spec sets (`?temperature=...`), replacing each request's own."""
 
     def params(self, params: GenParams) -> GenParams:
@@ -172,9 +173,7 @@ class Model:
             self.cache.put_many(kept)
             return fresh
 
-        # sending and storing under one limit: no more answers than requests in flight can be
-        # lost to a kill (an answer waiting for its turn to be stored would be one more)
-        slots = asyncio.Semaphore(max(1, self.backend.settings.concurrency))
+        slots = self._answer_slots()
 
         async def one(key: str, request: Any) -> Any:
             async with slots:
@@ -185,6 +184,18 @@ class Model:
 
         answers = await asyncio.gather(*(one(k, r) for k, r in todo.items()))
         return dict(zip(todo, answers, strict=True))
+
+    def _answer_slots(self) -> asyncio.Semaphore:
+        """The limit on requests out and answers not yet stored, shared by every call.
+
+        Sending and storing under one limit, across the chunks the eval runs at once: no more
+        answers than requests in flight can be lost to a kill (an answer waiting for its turn
+        to be stored would be one more). One per event loop (a semaphore belongs to one).
+        """
+        loop = asyncio.get_running_loop()
+        if self._slots is None or self._slots[0] is not loop:
+            self._slots = (loop, asyncio.Semaphore(max(1, self.backend.settings.concurrency)))
+        return self._slots[1]
 
     async def loglikelihood(
         self, requests: list[LoglikelihoodRequest], keys: list[str] | None = None
