@@ -48,7 +48,6 @@ from gramagents.testing.drills import (
     item_of,
     kill_and_resume,
     recorded_items,
-    reset_server,
     run_cli,
     write_drill_dataset,
 )
@@ -91,7 +90,7 @@ def main() -> int:
             f"{time.perf_counter() - started:.1f} s"
         )
         budget, doomed = implied_requests(plan, bodies, RetryPolicy())
-        reset_server(server, plan)
+        server.reset(plan)
         env = cli_env(work / "faulty.sqlite")
         started = time.perf_counter()
         asked_again = 0

@@ -17,7 +17,6 @@ from gramagents.testing.drills import (
     eval_command,
     fault_plan,
     implied_requests,
-    reset_server,
     run_cli,
     write_drill_dataset,
 )
@@ -37,7 +36,7 @@ def test_an_eval_under_faults_of_every_kind_loses_and_repeats_nothing(tmp_path):
         reference = run("reference")
         assert reference.returncode == 0, reference.stderr
         budget, doomed = implied_requests(plan, server.chat_requests(), RetryPolicy())
-        reset_server(server, plan)
+        server.reset(plan)
         faulty = run("faulty")
         assert faulty.returncode == 0, faulty.stderr
         stats = server.stats()

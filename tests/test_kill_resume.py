@@ -18,7 +18,6 @@ from gramagents.testing.drills import (
     jsonl_lines,
     kill_and_resume,
     recorded_items,
-    reset_server,
     run_cli,
     tag_of,
     write_drill_dataset,
@@ -42,7 +41,7 @@ def test_an_eval_killed_five_times_resumes_to_the_undisturbed_scores(tmp_path):
             tmp_path,
         )
         assert reference.returncode == 0, reference.stderr
-        reset_server(server)
+        server.reset()
         report = kill_and_resume(
             eval_command(dataset, server.base_url, tmp_path / "killed"),
             cli_env(tmp_path / "killed.sqlite"),
@@ -115,7 +114,7 @@ def test_a_build_with_agents_killed_five_times_resumes_to_the_same_dataset(tmp_p
         )
         assert reference.returncode == 0, reference.stderr
         asked = server.stats()["chat_requests"]
-        reset_server(server)
+        server.reset()
         cache = tmp_path / "killed.sqlite"
         report = kill_and_resume(
             build_command(recipe, server.base_url, tmp_path / "killed"),

@@ -266,7 +266,7 @@ class OpenAIBackend(Backend):
     async def _score_one(self, request: LoglikelihoodRequest) -> Loglikelihood:
         transport, semaphore = self._resources()
         text = scoring_text(request)
-        prompt, _ = prompt_text(text, self.prefix)
+        prompt = prompt_text(text, self.prefix)
         max_tokens = self.echo_max_tokens
         body = completions_body(self.model_name, prompt, max_tokens)
 

@@ -45,10 +45,9 @@ class NoPromptLogprobs(Exception):
     """The server's reply has no log-probabilities for the prompt's tokens."""
 
 
-def prompt_text(text: ScoringText, prefix: str) -> tuple[str, int]:
-    """The prompt sent for a scoring text, and how many characters of it precede the scored part."""
-    context = text.context or prefix
-    return context + text.continuation, len(context)
+def prompt_text(text: ScoringText, prefix: str) -> str:
+    """The prompt sent for a scoring text: its context (or the prefix) and the scored part."""
+    return (text.context or prefix) + text.continuation
 
 
 def completions_body(model: str, prompt: str, max_tokens: int) -> dict[str, Any]:

@@ -117,17 +117,6 @@ def run_cli(
     return subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
 
-def reset_server(server: FakeChatServer, plan: FaultPlan | None = None) -> None:
-    """Forget what the server received and put `plan` in force (the port stays the same)."""
-    with server._lock:
-        server.requests.clear()
-        server.counts.clear()
-        server.seen.clear()
-        server.faults.clear()
-        server.max_in_flight = 0
-        server.plan = plan
-
-
 def jsonl_lines(path: Path) -> list[str]:
     """The lines of a JSONL file (none when it does not exist)."""
     if not path.exists():

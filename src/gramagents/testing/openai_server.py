@@ -91,6 +91,17 @@ class FakeChatServer:
         scheme = "https" if self.ssl_context is not None else "http"
         return f"{scheme}://127.0.0.1:{self.port}/v1"
 
+    def reset(self, plan: FaultPlan | None = None) -> None:
+        """Forget what was received and put `plan` in force (the port stays the same)."""
+        with self._lock:
+            self.requests.clear()
+            self.counts.clear()
+            self.seen.clear()
+            self.faults.clear()
+            self.completion_bodies.clear()
+            self.max_in_flight = 0
+            self.plan = plan
+
     def inject(self, *faults: Fault) -> None:
         """Apply these faults, in order, to the next requests."""
         with self._lock:

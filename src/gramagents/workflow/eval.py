@@ -362,9 +362,9 @@ async def _evaluate_model(
     progress: ProgressSink,
     report: Callable[[], object] | None,
     templates: dict[str, PromptTemplate],
-    judge: Model | None = None,
-    rubrics: dict[str, Any] | None = None,
-    conditioning: dict[str, str] | None = None,
+    judge: Model | None,
+    rubrics: dict[str, Any] | None,
+    conditioning: dict[str, str],
 ) -> None:
     from .eval_graph import EvalContext, eval_graph  # langgraph: imported only when needed
 
@@ -385,7 +385,7 @@ async def _evaluate_model(
                 templates=templates,
                 judge=judge,
                 rubrics=rubrics or {},
-                conditioning=conditioning or {},
+                conditioning=conditioning,
             )
             await eval_graph().ainvoke(
                 {"items": pending},

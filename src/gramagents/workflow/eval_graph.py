@@ -100,7 +100,8 @@ class EvalContext:
     """Every prompt template the run renders (the judge's included), by name: loaded once per
     run, as the manifest hashed them."""
     conditioning: dict[str, str] = field(default_factory=dict)
-    """Per minimal-pair task, how its sentences are scored (`spaced` when a task is missing)."""
+    """Per minimal-pair task of the run, how its sentences are scored (pair_conditioning.py
+    resolves every one: the run's option, else its items', else the task's own)."""
 
 
 def _context(config: RunnableConfig) -> EvalContext:
@@ -125,7 +126,7 @@ def _render(
         if spec.mode == "loglikelihood":
             parts = item.prompt.vars
             context = str(parts.get("context", ""))
-            how = ctx.conditioning.get(item.task, spec.conditioning)
+            how = ctx.conditioning[item.task]
             pairs.append(
                 (
                     LoglikelihoodRequest(

@@ -10,7 +10,7 @@ see them, but they are no words of the sentence: a phrase made only of them prin
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -269,11 +269,3 @@ def path_between(top: Node, bottom: Node) -> list[Node]:
             raise ValueError("the lower node is not under the upper one")
         path.append(parent)
     return path[::-1]
-
-
-def iter_preorder(node: Node) -> Iterator[Node]:
-    """The node and every phrase and tag under it (not the words), in preorder."""
-    yield node
-    for child in node.children:
-        if not child.is_word:
-            yield from iter_preorder(child)
