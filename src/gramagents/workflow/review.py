@@ -71,22 +71,23 @@ class Decision:
 def review_queue(instances: list[Instance], sample: int, seed: int) -> list[Instance]:
     """Flagged generated sentences, then a sample of accepted ones, each in id order."""
     generated = [i for i in instances if i.origin == "agent"]
-    decided = [i for i in generated if _human(i) is not None]
-    flagged = [i for i in generated if i.status != "accepted" and _human(i) is None]
-    accepted = [i for i in generated if i.status == "accepted" and _human(i) is None]
+    decided = [i for i in generated if human_verdict(i) is not None]
+    flagged = [i for i in generated if i.status != "accepted" and human_verdict(i) is None]
+    accepted = [i for i in generated if i.status == "accepted" and human_verdict(i) is None]
     picked = random.Random(f"{seed}/review").sample(accepted, min(sample, len(accepted)))
     chosen = {i.id: i for i in [*decided, *flagged, *picked]}
     return sorted(chosen.values(), key=lambda i: i.id)
 
 
-def _human(instance: Instance) -> CheckVerdict | None:
+def human_verdict(instance: Instance) -> CheckVerdict | None:
+    """The latest human verdict on `instance` (None: no reviewer decided it)."""
     checks = [c for c in instance.provenance.checks if c.check == HUMAN_CHECK]
     return checks[-1] if checks else None
 
 
 def _row(instance: Instance, points: dict[str, GrammarPoint]) -> dict[str, str]:
     point = points.get(instance.point_id)
-    human = _human(instance)
+    human = human_verdict(instance)
     agent_checks = [c for c in instance.provenance.checks if c.check != HUMAN_CHECK]
     verdicts = "; ".join(
         f"{c.check}: {'pass' if c.passed else 'fail'} ({c.reason})" for c in agent_checks
@@ -215,7 +216,7 @@ def apply_decisions(
     applied = {d: 0 for d in DECISIONS}
     for decision in decisions:
         instance = instances[decision.instance_id]
-        previous = _human(instance)
+        previous = human_verdict(instance)
         before = previous.details if previous is not None else {}
         first_text = str(before.get("edited_from", instance.text))
         first_annotations = dict(before.get("annotations_from", instance.annotations))

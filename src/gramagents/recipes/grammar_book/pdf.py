@@ -243,11 +243,9 @@ class PdfRead:
 
     outline: Outline
     pages: int
-    tables: int
     ocr_pages: list[int]
     skipped_pages: list[int]
     """Image-only pages that were not recognised (no OCR engine)."""
-    empty_pages: list[int]
 
 
 def read_pdf(
@@ -257,7 +255,7 @@ def read_pdf(
     doc = open_pdf(path)
     try:
         scans = []
-        ocr_pages, skipped, empty = [], [], []
+        ocr_pages, skipped = [], []
         for index in range(min(len(doc), limit or len(doc))):
             page = doc[index]
             scan = scan_page(page, index + 1)
@@ -267,8 +265,6 @@ def read_pdf(
                 else:
                     scan.ocr = engine.read(page, dpi)
                     ocr_pages.append(scan.number)
-            elif not scan.lines and not scan.tables:
-                empty.append(scan.number)
             scans.append(scan)
         pages = len(scans)
     finally:
@@ -277,8 +273,6 @@ def read_pdf(
     return PdfRead(
         outline=outline_pdf(scans, rule),
         pages=pages,
-        tables=sum(len(s.tables) for s in scans),
         ocr_pages=ocr_pages,
         skipped_pages=skipped,
-        empty_pages=empty,
     )

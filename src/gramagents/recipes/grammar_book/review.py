@@ -22,10 +22,10 @@ from ...records import Instance
 from ...runtime.rundir import iter_jsonl
 from ...workflow.nodes import BuildView
 from ...workflow.review import (
-    HUMAN_CHECK,
     REVIEWS,
     ReviewSpec,
     apply_decisions,
+    human_verdict,
     read_review,
     write_review,
 )
@@ -35,8 +35,12 @@ REVIEW_FILE = "review.csv"
 
 
 def _agent_status(instance: Instance) -> str:
-    human = [c for c in instance.provenance.checks if c.check == HUMAN_CHECK]
-    return str(human[-1].details.get("agent_status", instance.status)) if human else instance.status
+    human = human_verdict(instance)
+    return (
+        instance.status
+        if human is None
+        else str(human.details.get("agent_status", instance.status))
+    )
 
 
 def validation_sample(instances: list[Instance], size: int, seed: int) -> list[Instance]:
@@ -94,11 +98,11 @@ def validation_share(instances: list[Instance]) -> dict[str, Any]:
     """How many decided sentences the reviewers accepted as they were."""
     decided = valid = 0
     for instance in instances:
-        human = [c for c in instance.provenance.checks if c.check == HUMAN_CHECK]
-        if instance.kind != "example" or not human:
+        human = human_verdict(instance)
+        if instance.kind != "example" or human is None:
             continue
         decided += 1
-        valid += int(human[-1].passed and "edited_from" not in human[-1].details)
+        valid += int(human.passed and "edited_from" not in human.details)
     return {
         "decided": decided,
         "valid": valid,
