@@ -12,7 +12,8 @@ from .markdown import file_sections, render_report
 from .summary import Summary, summarize
 
 
-def _open(run: Path) -> tuple[RunFolder, RunManifest]:
+def open_run_folder(run: Path) -> tuple[RunFolder, RunManifest]:
+    """A run folder and its manifest (one clear line when it is not a run folder)."""
     if not run.is_dir():
         raise RunError(f"{run}: not a run folder")
     folder = RunFolder(run, created=False)
@@ -49,7 +50,7 @@ def refresh_report(run: Path, view: bool = True) -> tuple[Path, RunManifest, Sum
 
     Build reports are left as they are.
     """
-    folder, manifest = _open(run)
+    folder, manifest = open_run_folder(run)
     if manifest.kind != "eval":
         return folder.file("report.md"), manifest, None
     summary, files = write_eval_report(folder, manifest)

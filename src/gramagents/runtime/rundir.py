@@ -91,14 +91,22 @@ def repair_jsonl(path: Path) -> None:
         handle.truncate(0)
 
 
-def iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """Objects of a JSONL file written by us (missing file: nothing)."""
+def iter_jsonl(path: Path, skip_unreadable: bool = False) -> Iterator[dict[str, Any]]:
+    """Objects of a JSONL file written by us (missing file: nothing).
+
+    `skip_unreadable`: pass over a line that is not JSON (the partial last line of a run
+    that was stopped, for a reader that only shows the file) instead of raising.
+    """
     if not path.exists():
         return
     with path.open(encoding="utf-8") as handle:
         for line in handle:
             if line.strip():
-                yield json.loads(line)
+                try:
+                    yield json.loads(line)
+                except ValueError:
+                    if not skip_unreadable:
+                        raise
 
 
 class JsonlAppender:

@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic_core import from_json
-
 from ...records import RunManifest
+from ...runtime.rundir import iter_jsonl
 from .items import trim
 from .markup import Figures, Num, card, facts, table
 from .plots import stage_chart
@@ -52,15 +51,8 @@ REVIEW_FACETS = ("agent_status", "decision", "kind", "reviewer", "flags", "level
 
 
 def _lines(path: Path) -> Iterator[dict[str, Any]]:
-    if not path.is_file():
-        return
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                try:
-                    yield from_json(line)
-                except ValueError:
-                    continue
+    """A build file's records; a partial last line (a stopped build) is passed over."""
+    return iter_jsonl(path, skip_unreadable=True)
 
 
 def _verdict(instance: dict[str, Any]) -> tuple[str, str | None]:

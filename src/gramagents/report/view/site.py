@@ -23,9 +23,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ...errors import RunError
 from ...records import RunManifest
-from ...runtime.rundir import RunFolder, write_atomic
+from ...runtime.rundir import write_atomic
+from ..runs import open_run_folder
 from ..summary import Summary, SummaryBuilder
 from .build_page import build_overview, write_failures, write_rejected, write_review
 from .eval_page import EvalRun, comparison, eval_overview
@@ -65,12 +65,7 @@ class SiteResult:
 
 def open_run(path: Path, key: str) -> Run:
     """A run folder's manifest (a clear error when it is not a run folder)."""
-    if not path.is_dir():
-        raise RunError(f"{path}: not a run folder")
-    manifest = RunFolder(path, created=False).read_manifest()
-    if manifest is None:
-        raise RunError(f"{path}: no manifest.json (is it a run folder?)")
-    return Run(key, path, manifest)
+    return Run(key, path, open_run_folder(path)[1])
 
 
 def default_out(runs: list[Path]) -> Path:
