@@ -108,3 +108,23 @@ def test_difficulty_and_anomaly_flags():
     outlier = balanced + [_item(99, "很长" * 400, "B")]
     assert "i99" in anomaly_flags(outlier)
     assert json.dumps(skewed[0].record(), ensure_ascii=False)
+
+
+def test_calibration_asks_with_the_model_spec_s_own_decoding():
+    import asyncio
+
+    from gramagents.models import Model, create_backend
+    from gramagents.models.scripted import ScriptedBackend
+    from gramagents.recipes.edu.filters import CalibrateOptions, calibrate
+    from gramagents.workflow.nodes import BuildView, NodeEnv
+
+    asked = []
+    ScriptedBackend.register("note-params", lambda r: asked.append(r.params) or "A")
+    spec = "scripted:note-params?temperature=0.2"
+    items = [_item(n, f"题目{n}") for n in range(2)]
+    view = BuildView(records={i.id: i for i in items})
+    env = NodeEnv(True, 1, lambda texts, model: None, {spec: Model(create_backend(spec))})
+    options = CalibrateOptions(models=[spec], samples=2, temperature=0.7)
+    asyncio.run(calibrate(view, options, env))
+    assert len(asked) == 4 and {p.temperature for p in asked} == {0.2}
+    assert sorted(p.seed for p in asked) == [0, 0, 1, 1]  # the samples' seeds stay theirs

@@ -73,8 +73,8 @@ class Model:
         self.stats = backend.stats
         self._identity: dict[str, Any] | None = None
         self.decoding = decoding_overrides(backend.spec)
-        self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
         """Decoding the spec sets (`?temperature=...`), replacing each request's own."""
+        self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
 
     def params(self, params: GenParams) -> GenParams:
         """`params` with the spec's decoding options in place (the same object without any)."""

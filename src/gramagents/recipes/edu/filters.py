@@ -43,10 +43,10 @@ def mc_vars(item: EduItem, shots: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _request(template: PromptTemplate, item: EduItem, temperature: float, sample: int) -> Any:
+def _request(template: PromptTemplate, item: EduItem, params: GenParams, sample: int) -> Any:
     return ChatRequest(
         messages=template.render(mc_vars(item, [])),
-        params=GenParams(temperature=temperature, max_tokens=32, seed=sample),
+        params=params,
         prompt_hash=template.hash,
         sample=sample,
     )
@@ -65,7 +65,11 @@ async def calibrate(view: BuildView, options: Any, env: NodeEnv) -> NodeUpdate:
     for spec in options.models:
         model = env.model(spec)
         for sample in range(options.samples):
-            requests = [_request(template, i, options.temperature, sample) for i in objective]
+            # the model spec's own decoding options, if any, replace the calibration's
+            params = model.params(
+                GenParams(temperature=options.temperature, max_tokens=32, seed=sample)
+            )
+            requests = [_request(template, i, params, sample) for i in objective]
             answers = await model.generate(requests)
             for item, answer in zip(objective, answers, strict=True):
                 letter, _ = extract_choice(answer.text or "", "".join(item.options or {}))
