@@ -692,3 +692,27 @@ def test_seeds_in_a_run_give_means_and_error_bars(tmp_path):
         TASKS.unregister("VIEW-SEEDED")
     page = (run / "report.html").read_text(encoding="utf-8")
     assert '"type":"errorbar"' in page and '"seeds":3' in page and '"sd":0.25' in page
+
+
+def test_a_build_s_source_files_are_shown_as_its_report_counts_them(tmp_path):
+    run = tmp_path / "build"
+    run.mkdir()
+    files = [
+        {"file": "/data/Memory/a.jsonl", "read": 3, "parsed": 2, "refused": 1,
+         "reasons": {"no options": 1}},
+        {"file": "/data/Ethics/b.jsonl", "read": 4, "parsed": 4, "refused": 0, "reasons": {}},
+    ]  # fmt: skip
+    manifest = RunManifest(
+        run_id="b", kind="build", command=[], models=[], seed=1, status="complete",
+        recipe="edu", source={"path": "/data", "files": files},
+    )  # fmt: skip
+    (run / "manifest.json").write_text(manifest.model_dump_json(), encoding="utf-8")
+    write_view([run])
+    found = tables(run / "report.html")["files"]
+    assert found["header"] == ["file", "read", "parsed", "refused"]
+    assert found["rows"] == [
+        ["Memory/a.jsonl", 3, 2, 1],
+        ["Ethics/b.jsonl", 4, 4, 0],
+        ["total", 7, 6, 1],
+    ]
+    assert "no options" in (run / "report.html").read_text(encoding="utf-8")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,26 +17,47 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
     return lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
 
 
-def _files_table(files: list[dict[str, Any]], root: str) -> list[str]:
-    """Per source file, what the reader counted, with a total row; then why lines were refused."""
+@dataclass
+class FilesTable:
+    """The per-file counts of a build's source, as the report and the viewer show them."""
+
+    header: list[str]
+    rows: list[list[Any]]
+    """One row per file (its path relative to the source), then the total row."""
+    reasons: list[tuple[str, int]]
+    """Why lines were refused, most frequent first."""
+
+
+def files_table(files: list[dict[str, Any]], root: str | None) -> FilesTable | None:
+    """Per source file, what the reader counted, with a total row, and why lines were refused."""
     if not files:
-        return []
+        return None
     keys = [k for k, v in files[0].items() if k != "file" and not isinstance(v, dict)]
     rows = [[_relative(f["file"], root), *(f.get(k, 0) for k in keys)] for f in files]
     total = [
         sum(f.get(k, 0) for f in files) if isinstance(files[0].get(k), int) else "" for k in keys
     ]
-    lines = ["## Source files", "", *_table(["file", *keys], [*rows, ["**total**", *total]]), ""]
     reasons: Counter[str] = Counter()
     for entry in files:
         reasons.update(entry.get("reasons") or {})
-    if reasons:
+    return FilesTable(["file", *keys], [*rows, ["total", *total]], reasons.most_common())
+
+
+def _files_lines(files: list[dict[str, Any]], root: str) -> list[str]:
+    found = files_table(files, root)
+    if found is None:
+        return []
+    rows = [*found.rows[:-1], ["**total**", *found.rows[-1][1:]]]
+    lines = ["## Source files", "", *_table(found.header, rows), ""]
+    if found.reasons:
         lines += ["Why lines were refused (what the rules could not read):", ""]
-        lines += _table(["reason", "lines"], [[r, n] for r, n in reasons.most_common()]) + [""]
+        lines += _table(["reason", "lines"], [list(r) for r in found.reasons]) + [""]
     return lines
 
 
-def _relative(file: str, root: str) -> str:
+def _relative(file: str, root: str | None) -> str:
+    if root is None:
+        return file
     try:
         return str(Path(file).relative_to(root))
     except ValueError:
@@ -60,7 +82,7 @@ def render_build_report(manifest: RunManifest, view: BuildView) -> str:
         f"{counts.failed} failures (`failures.jsonl`)",
         "",
     ]
-    lines += _files_table(files, path)
+    lines += _files_lines(files, path)
     repeats = describe(repeated)
     if repeats:
         lines += ["## Duplicates", "", *repeats, ""]

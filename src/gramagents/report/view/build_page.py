@@ -15,6 +15,7 @@ from typing import Any
 
 from ...records import RunManifest
 from ...runtime.rundir import iter_jsonl
+from ..build import files_table
 from .items import trim
 from .markup import Figures, Num, card, facts, table
 from .plots import stage_chart
@@ -195,10 +196,12 @@ def build_overview(folder: Path, manifest: RunManifest, figures: Figures) -> str
         if chart is not None:
             body += figures.html(chart)
         parts.append(card("Stages", body, "What each stage read, kept, flagged and removed."))
-    if files:
-        keys = [k for k in files[0] if k != "file"]
-        rows = [[f.get("file"), *(f.get(k, 0) for k in keys)] for f in files]
-        parts.append(card("Source files", table(["file", *keys], rows, name="files")))
+    found = files_table(files, path)
+    if found is not None:
+        body = table(found.header, found.rows, name="files")
+        if found.reasons:
+            body += table(["why lines were refused", "lines"], [list(r) for r in found.reasons])
+        parts.append(card("Source files", body))
     status = Counter(
         i.get("status") for i in _lines(folder / "instances.jsonl") if i.get("origin") == "agent"
     )
