@@ -143,3 +143,24 @@ def unique_points(
     if dropped is not None:
         dropped.extend(repeated.dropped)
     return kept
+
+
+def locate(data: Any, lines: dict[Any, int], loc: tuple[Any, ...]) -> tuple[int | None, str]:
+    """Line and dotted field path (`nodes[2].options`) of a pydantic error location.
+
+    `data` and `lines` come from `load_yaml_with_lines`; the line is that of the deepest part
+    of `loc` found in the data.
+    """
+    line: int | None = None
+    node = data
+    path = ""
+    for part in loc:
+        if isinstance(node, dict) and part in node:
+            line = lines.get((id(node), part), line)
+            node = node[part]
+            path = f"{path}.{part}" if path else str(part)
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+            line = lines.get(id(node), line)
+            path = f"{path}[{part}]"
+    return line, path

@@ -187,23 +187,6 @@ _ALL_KEYS = sorted(
 )
 
 
-def _locate(data: Any, lines: dict[Any, int], loc: tuple[Any, ...]) -> tuple[int | None, str]:
-    """Line of the deepest element of `loc` found in the parsed YAML, and a dotted field path."""
-    line: int | None = None
-    node = data
-    path = ""
-    for part in loc:
-        if isinstance(node, dict) and part in node:
-            line = lines.get((id(node), part), line)
-            node = node[part]
-            path = f"{path}.{part}" if path else str(part)
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-            node = node[part]
-            line = lines.get(id(node), line)
-            path = f"{path}[{part}]"
-    return line, path
-
-
 class RecipeChecker:
     """Turns problems found in a parsed recipe into located InputErrors."""
 
@@ -214,7 +197,7 @@ class RecipeChecker:
 
     def fail(self, loc: tuple[Any, ...], message: str) -> InputError:
         """An error located at `loc` (a path of keys and indexes into the recipe)."""
-        line, field = _locate(self.data, self.lines, loc)
+        line, field = _text.locate(self.data, self.lines, loc)
         return InputError(self.path, message, line=line, field=field or None)
 
     def from_validation(self, exc: ValidationError, prefix: tuple[Any, ...] = ()) -> InputError:

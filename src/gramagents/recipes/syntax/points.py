@@ -134,19 +134,8 @@ def _missing_captures(pattern: NodePattern, spec: PatternSpec) -> str | None:
 def _located(
     path: Path, data: Any, lines: dict[Any, int], loc: tuple[Any, ...], message: str
 ) -> InputError:
-    line = None
-    node = data
-    parts = []
-    for part in loc:
-        if isinstance(node, dict) and part in node:
-            line = lines.get((id(node), part), line)
-            node = node[part]
-            parts.append(str(part))
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-            node = node[part]
-            line = lines.get(id(node), line)
-            parts[-1:] = [f"{parts[-1]}[{part}]"] if parts else [f"[{part}]"]
-    return InputError(path, message, line=line, field=".".join(parts) or None)
+    line, field = _text.locate(data, lines, loc)
+    return InputError(path, message, line=line, field=field or None)
 
 
 # --- matches in a tree ----------------------------------------------------------------------------
