@@ -10,11 +10,7 @@ from typing import Any
 from ..records import Instance, RunManifest
 from ..sources.duplicates import describe
 from ..workflow.nodes import BuildView
-
-
-def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+from .markdown import markdown_table
 
 
 @dataclass
@@ -48,10 +44,10 @@ def _files_lines(files: list[dict[str, Any]], root: str) -> list[str]:
     if found is None:
         return []
     rows = [*found.rows[:-1], ["**total**", *found.rows[-1][1:]]]
-    lines = ["## Source files", "", *_table(found.header, rows), ""]
+    lines = ["## Source files", "", *markdown_table(found.header, rows), ""]
     if found.reasons:
         lines += ["Why lines were refused (what the rules could not read):", ""]
-        lines += _table(["reason", "lines"], [list(r) for r in found.reasons]) + [""]
+        lines += markdown_table(["reason", "lines"], [list(r) for r in found.reasons]) + [""]
     return lines
 
 
@@ -87,10 +83,10 @@ def render_build_report(manifest: RunManifest, view: BuildView) -> str:
     if repeats:
         lines += ["## Duplicates", "", *repeats, ""]
     lines += ["## Banks", ""]
-    lines += _table(["task", "items"], [[t, n] for t, n in manifest.tasks.items()])
+    lines += markdown_table(["task", "items"], [[t, n] for t, n in manifest.tasks.items()])
     if manifest.stages:
         lines += ["", "## Stages", "", "What each stage read, kept, flagged and removed.", ""]
-        lines += _table(
+        lines += markdown_table(
             ["stage", "counts"],
             [[s, ", ".join(f"{k} {v}" for k, v in c.items())] for s, c in manifest.stages.items()],
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ..plugins import Registry
 from ..records import RunManifest
@@ -41,10 +42,10 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return lines
+def markdown_table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    """The lines of a markdown table (each cell as `str` gives it)."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
 
 
 def _score(summary: Summary, model: str, task: str) -> float | None:
@@ -86,7 +87,7 @@ def _paper_table(
         + "Average is over the banks scored in this run; — marks a bank the run does not "
         "have, or has no gold answers for.",
         "",
-        *_table(header, rows),
+        *markdown_table(header, rows),
         "",
     ]
 
@@ -197,7 +198,7 @@ def _task_table(
                 scores.append(headline)
         row.append(_fmt(_mean(scores)))
         rows.append(row)
-    return lines + _table(header, rows)
+    return lines + markdown_table(header, rows)
 
 
 def _other_metrics(manifest: RunManifest, summary: Summary) -> list[str]:
@@ -205,7 +206,7 @@ def _other_metrics(manifest: RunManifest, summary: Summary) -> list[str]:
     if not others:
         return []
     lines = ["", "Other metrics of the items (mean per task):", ""]
-    return lines + _table(
+    return lines + markdown_table(
         ["model", *(f"{t} {m}" for t, m in others)],
         [
             [
@@ -237,7 +238,7 @@ def _breakdowns(manifest: RunManifest, summary: Summary, tasks: list[str]) -> li
                     group: Tally | None = groups.get((model, task, value))
                     cells.append(_fmt(group.score if group else None))
                 table_rows.append(cells)
-        lines += _table(["model", key, *tasks], table_rows)
+        lines += markdown_table(["model", key, *tasks], table_rows)
     return lines
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...records import RunManifest
+from ...report.markdown import markdown_table
 from ...report.summary import Summary
 
 PROMPTS = (("GEC-BASELINE", "Baseline"), ("GEC-GUIDED", "Grammar-item-guided"))
@@ -10,11 +11,6 @@ PROMPTS = (("GEC-BASELINE", "Baseline"), ("GEC-GUIDED", "Grammar-item-guided"))
 
 def _pct(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.2f}"
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    return lines + ["| " + " | ".join(r) + " |" for r in rows]
 
 
 def gec_sections(manifest: RunManifest, summary: Summary) -> list[str]:
@@ -58,7 +54,7 @@ def _table_3(manifest: RunManifest, summary: Summary, present: Present) -> list[
             )
             for level, scores in tables["levels"].items():
                 rows.append(["", "", level, *(_pct(scores[k]) for k in ("p", "r", "f0.5"))])
-    return lines + _table(["Model", "Prompt", "Category", "P", "R", "F0.5"], rows)
+    return lines + markdown_table(["Model", "Prompt", "Category", "P", "R", "F0.5"], rows)
 
 
 def _table_4(manifest: RunManifest, summary: Summary, present: Present) -> list[str]:
@@ -100,7 +96,7 @@ def _table_4(manifest: RunManifest, summary: Summary, present: Present) -> list[
         *(f"{m} ({n})" if len(present) > 1 else m for m, _, n in columns),
         "Avg.",
     ]
-    return lines + _table(header, rows)
+    return lines + markdown_table(header, rows)
 
 
 def _table_6(manifest: RunManifest, summary: Summary, present: Present) -> list[str]:
@@ -138,4 +134,4 @@ def _table_6(manifest: RunManifest, summary: Summary, present: Present) -> list[
                     ),
                 ]
             )
-    return lines + _table(["Model", "Prompt", "Single Ref", "All Ref"], rows)
+    return lines + markdown_table(["Model", "Prompt", "Single Ref", "All Ref"], rows)

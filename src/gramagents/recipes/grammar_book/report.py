@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ...records import RunManifest
+from ...report.markdown import markdown_table
 from ...report.summary import Summary
 from ...runtime.rundir import write_atomic
 from .comet import comet_scores, translation_rows
@@ -35,11 +36,6 @@ def _pm(mean: float | None, std: float | None, digits: int = 2) -> str:
     if mean is None:
         return "—"
     return f"{mean:.{digits}f} ± {std or 0.0:.{digits}f}"
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return lines + ["| " + " | ".join(r) + " |" for r in rows]
 
 
 class Figures:
@@ -121,7 +117,7 @@ def _table_3(figures: Figures) -> list[str]:
         "translated pairs (the first direction asked); task accuracies are means ± standard "
         "deviations over seeds, in the base setting.",
         "",
-        *_table(header, rows),
+        *markdown_table(header, rows),
         "",
     ]
 
@@ -144,7 +140,7 @@ def _figure_4(figures: Figures, folder: Path) -> list[str]:
                       if (model, n) in points else "—" for n in counts)]
             for model in figures.models
         ]  # fmt: skip
-        lines += [f"{name}:", "", *_table(["model", *(f"N={n}" for n in counts)], rows), ""]
+        lines += [f"{name}:", "", *markdown_table(["model", *(f"N={n}" for n in counts)], rows), ""]
     return lines
 
 
@@ -182,7 +178,7 @@ def _translation(figures: Figures) -> list[str]:
                     cells.append("—" if score is None else f"{score:.2f}")
             rows.append([model, direction, str(data["n"]), *cells])
     header = ["model", "direction", "sentences", *(names[k] for k in columns)]
-    return lines + _table(header, rows) + [""]
+    return lines + markdown_table(header, rows) + [""]
 
 
 def correlations(figures: Figures) -> tuple[list[str], list[dict[str, Any]]]:
@@ -236,7 +232,7 @@ def _figure_2(figures: Figures, folder: Path) -> tuple[list[str], list[dict[str,
                          for m in metrics)]
         for task in tasks for method in ("Pearson", "Spearman")
     ]  # fmt: skip
-    lines += _table(["task", "correlation", *metrics], rows) + [""]
+    lines += markdown_table(["task", "correlation", *metrics], rows) + [""]
     return lines, cells
 
 

@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from ...records import RunManifest
+from ...report.markdown import markdown_table
 from ...report.summary import Summary
 from .metrics import mean_std, overall
 from .points import POINTS
@@ -23,11 +24,6 @@ COLUMNS = (("TF", "acc"), ("MC", "acc"), ("FITB", "acc"), ("FITB", "f1"))
 HEADERS = ("TF Acc.", "MC Acc.", "FITB Acc.", "FITB F1")
 Figures = dict[str, dict[tuple[str, str], float]]
 """Seed to (type, metric) to score."""
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    return lines + ["| " + " | ".join(r) + " |" for r in rows]
 
 
 def _pct(mean: float | None, std: float | None = None) -> str:
@@ -122,7 +118,7 @@ def _main_table(manifest: RunManifest, summary: Summary, setting: str, suffix: s
         f"Accuracy and FITB F1 in percent; {note}OA = (TF + MC + (FITB Acc. + FITB F1) / 2) / 3. "
         "Random: 1/2, 1/4, and a uniform guess among the sentence's candidate phrases.",
         "",
-        *_table(["Model", *HEADERS, "OA"], rows),
+        *markdown_table(["Model", *HEADERS, "OA"], rows),
         "",
     ]
 
@@ -144,7 +140,7 @@ def _point_table(manifest: RunManifest, summary: Summary, setting: str, suffix: 
     return [
         f"## Syntax-QA {table} layout: OA per knowledge point, {setting}",
         "",
-        *_table(["Model", *points], rows),
+        *markdown_table(["Model", *points], rows),
         "",
     ]
 
@@ -166,7 +162,7 @@ def _type_point_table(
     return [
         f"## Syntax-QA {table} layout: each question type per knowledge point, {setting}",
         "",
-        *_table(["Metric", "Model", *points], rows),
+        *markdown_table(["Metric", "Model", *points], rows),
         "",
     ]
 
@@ -203,7 +199,7 @@ def _correlations(
                     for other in COLUMNS
                 ]
                 rows.append([name, header, *cells])
-        lines += [*_table(["", "", *HEADERS], rows), ""]
+        lines += [*markdown_table(["", "", *HEADERS], rows), ""]
     return lines
 
 
