@@ -10,43 +10,24 @@ from pathlib import Path
 
 import pytest
 
-from gramagents.testing.openai_server import FakeChatServer, last_user_text
+from gramagents.testing.drills import cli_env, drill_answer, eval_command, jsonl_lines, run_cli
+from gramagents.testing.openai_server import FakeChatServer
 
 from .conftest import EXAMPLE_TABLE
 
 pytestmark = pytest.mark.slow
 
 
-def answer(body: dict) -> str:
-    """Deterministic, varied answers: T, F, or an unreadable reply."""
-    text = last_user_text(body)
-    return ["T", "F", "答案：T", "I am not sure."][sum(map(ord, text)) % 4]
+answer = drill_answer
+lines = jsonl_lines
 
 
 def command(dataset: Path, server: FakeChatServer, run_dir: Path, *extra: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "gramagents",
-        "eval",
-        str(dataset),
-        "--model",
-        f"openai:fake@{server.base_url}",
-        "--run-dir",
-        str(run_dir),
-        "--concurrency",
-        "2",
-        *extra,
-    ]
+    return eval_command(dataset, server.base_url, run_dir, concurrency=2, timeout=None, extra=extra)
 
 
 def run(cmd: list[str], cache: Path, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "GRAMAGENTS_CACHE": str(cache)}
-    return subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=300)
-
-
-def lines(path: Path) -> list[str]:
-    return path.read_text(encoding="utf-8").splitlines()
+    return run_cli(cmd, cli_env(cache), cwd, timeout=300)
 
 
 @pytest.fixture

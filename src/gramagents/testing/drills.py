@@ -83,10 +83,13 @@ def eval_command(
     run_dir: Path,
     *,
     concurrency: int = 8,
-    timeout: float = 1.0,
+    timeout: float | None = 1.0,
     extra: tuple[str, ...] = (),
 ) -> list[str]:
-    """`gramagents eval` of `dataset` on the chat server at `base_url`."""
+    """`gramagents eval` of `dataset` on the chat server at `base_url`.
+
+    `timeout`: the client's, in seconds (None: its default).
+    """
     return [
         sys.executable,
         "-m",
@@ -94,7 +97,7 @@ def eval_command(
         "eval",
         str(dataset),
         "--model",
-        f"openai:fake@{base_url}?timeout={timeout:g}",
+        f"openai:fake@{base_url}" + ("" if timeout is None else f"?timeout={timeout:g}"),
         "--run-dir",
         str(run_dir),
         "--concurrency",
