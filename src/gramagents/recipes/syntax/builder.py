@@ -24,7 +24,7 @@ from ...tasks.registry import BankBuilderSpec, BuildResources, bank_builder
 from ...workflow.nodes import BuildView
 from .filters import SyntaxFile
 from .metrics import fitb_scores
-from .points import POINTS
+from .points import point_order
 from .questions import count_table
 from .records import TYPES, SyntaxMatch, SyntaxQuestion
 from .tasks import FEW_SHOT, TYPE_TASKS
@@ -57,7 +57,7 @@ def _interleaved(questions: list[SyntaxQuestion]) -> list[SyntaxQuestion]:
     by_point: dict[str, list[SyntaxQuestion]] = defaultdict(list)
     for question in questions:
         by_point[question.point].append(question)
-    order = sorted(by_point, key=lambda p: (POINTS.index(p) if p in POINTS else 99, p))
+    order = sorted(by_point, key=point_order)
     result: list[SyntaxQuestion] = []
     for rank in range(max((len(v) for v in by_point.values()), default=0)):
         result += [by_point[p][rank] for p in order if rank < len(by_point[p])]

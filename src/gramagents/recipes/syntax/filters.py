@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...records import Record
 from ...workflow.nodes import BuildView, FilterSpec, NodeEnv, NodeUpdate, filter_node, record_file
-from .points import POINTS, candidates, find_matches, load_points, wrong_answers
+from .points import POINTS, candidates, find_matches, load_points, point_order, wrong_answers
 from .questions import (
     balanced_sample,
     group_by_tuple,
@@ -111,7 +111,7 @@ class QuestionOptions(BaseModel):
 async def ask(view: BuildView, options: QuestionOptions, env: NodeEnv) -> NodeUpdate:
     """Write and draw the questions."""
     matches = view.of_type(SyntaxMatch)
-    points = sorted({m.point for m in matches}, key=_point_order)
+    points = sorted({m.point for m in matches}, key=point_order)
     templates = load_templates(options.questions, points)
     sentences = {t.id: t.sentence for t in view.of_type(SyntaxTree)}
     borrowed = set(options.true_false_from)
@@ -130,7 +130,7 @@ async def ask(view: BuildView, options: QuestionOptions, env: NodeEnv) -> NodeUp
     counts: Counter[str] = Counter()
     for candidate in possible:  # every question the matches allow (the paper's Table 4)
         counts[f"possible {candidate.type} {matches[candidate.match].point}"] += 1
-    order = {f"possible {t} {p}": (i, _point_order(p)) for i, t in enumerate(TYPES)
+    order = {f"possible {t} {p}": (i, point_order(p)) for i, t in enumerate(TYPES)
              for p in points}  # fmt: skip
     tally = {key: counts[key] for key in sorted(counts, key=lambda k: order.get(k, (9, (0, k))))}
     for question in made:
@@ -157,10 +157,6 @@ def _borrowed(questions: list[SyntaxQuestion], sources: dict[str, list[str]]) ->
                     )
                 )
     return copies
-
-
-def _point_order(point: str) -> tuple[int, str]:
-    return (POINTS.index(point), point) if point in POINTS else (len(POINTS), point)
 
 
 filter_node(

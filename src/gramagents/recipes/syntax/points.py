@@ -26,6 +26,11 @@ POINTS = ("GS", "SC", "DO", "IO", "MVP", "ADJ", "ADV", "CO", "PPA")
 """The paper's nine knowledge points, in the order of its Table 1."""
 
 
+def point_order(point: str) -> tuple[int, str]:
+    """Sort key of knowledge points: the paper's order, then any other point by name."""
+    return (POINTS.index(point), point) if point in POINTS else (len(POINTS), point)
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

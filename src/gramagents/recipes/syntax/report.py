@@ -16,7 +16,7 @@ from ...records import RunManifest
 from ...report.markdown import markdown_table
 from ...report.summary import Summary
 from .metrics import mean_std, overall
-from .points import POINTS
+from .points import point_order
 from .tasks import FEW_SHOT, TYPE_TASKS
 
 SETTINGS = (("zero-shot", ""), ("few-shot", FEW_SHOT))
@@ -128,7 +128,7 @@ def _points(summary: Summary, manifest: RunManifest, suffix: str) -> list[str]:
     for (model, task), aggregate in summary.aggregates.items():
         if model in manifest.models and task in {t + suffix for t in TYPE_TASKS.values()}:
             seen |= set(aggregate.tables["points"])
-    return sorted(seen, key=lambda p: (POINTS.index(p) if p in POINTS else 99, p))
+    return sorted(seen, key=point_order)
 
 
 def _point_table(manifest: RunManifest, summary: Summary, setting: str, suffix: str) -> list[str]:
