@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ...records import GrammarPoint, Instance, Item, PromptParts
 from ...tasks.registry import BuildResources
 from ...workflow.nodes import BuildView
+from .records import book_language
 
 LETTERS = string.ascii_uppercase
 
@@ -139,7 +140,7 @@ class Material:
             and (s := by_id.get(str(i.annotations.get("sentence_id")))) is not None
             and s.text == i.annotations.get("correction")
         ]
-        self.language = str(view.context.get("book", {}).get("language", "the language"))
+        self.language = book_language(view.context)
 
     def point(self, sentence: Instance) -> GrammarPoint:
         """The grammar point of a sentence."""

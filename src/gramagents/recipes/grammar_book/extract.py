@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from ...agents.base import AgentContext, AgentResult, AgentSpec, AgentTask, agent, normalise
 from ...workflow.filters import near_duplicates
 from ...workflow.nodes import BuildView, FilterSpec, NodeEnv, NodeUpdate, filter_node
-from .records import BookPoint, BookWindow
+from .records import BookPoint, BookWindow, book_language
 
 
 class ExtractOptions(BaseModel):
@@ -81,8 +81,7 @@ def points_model(categories: tuple[str, ...], pages: tuple[int, ...], most: int)
 
 def plan_windows(view: BuildView, options: BaseModel) -> list[AgentTask]:
     """One call per window."""
-    book = view.context.get("book", {})
-    language, code = book.get("language", "the language"), book.get("code", "")
+    language, code = book_language(view.context), view.context.get("book", {}).get("code", "")
     return [{"window": w, "language": language, "code": code} for w in view.of_type(BookWindow)]
 
 

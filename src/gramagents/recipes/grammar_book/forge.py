@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
@@ -22,6 +23,7 @@ from ...agents.base import AgentContext, AgentResult, AgentSpec, AgentTask, agen
 from ...agents.checks import judge
 from ...records import GrammarPoint, Instance, Provenance
 from ...workflow.nodes import BuildView
+from .records import book_language
 
 BACKCHECK = "sentence-backcheck"
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
@@ -52,17 +54,19 @@ class SentenceVerdict(BaseModel):
         return value.strip()
 
 
-def _checkable(view: BuildView, options: BaseModel) -> list[AgentTask]:
+def _sentence_tasks(view: BuildView, keep: Callable[[Instance], bool]) -> list[AgentTask]:
+    """One task per accepted sentence of a known point that `keep` takes."""
     points = {p.id: p for p in view.of_type(GrammarPoint)}
-    language = view.context.get("book", {}).get("language", "the language")
+    language = book_language(view.context)
     return [
         {"instance": i, "point": points[i.point_id], "language": language}
         for i in view.of_type(Instance)
-        if i.kind == "example"
-        and i.origin == "agent"
-        and i.status == "accepted"
-        and i.point_id in points
+        if i.kind == "example" and i.status == "accepted" and i.point_id in points and keep(i)
     ]
+
+
+def _checkable(view: BuildView, options: BaseModel) -> list[AgentTask]:
+    return _sentence_tasks(view, lambda i: i.origin == "agent")
 
 
 async def backcheck(task: AgentTask, ctx: AgentContext) -> AgentResult:
@@ -157,16 +161,9 @@ class Twin(BaseModel):
 
 
 def _twinnable(view: BuildView, options: BaseModel) -> list[AgentTask]:
-    points = {p.id: p for p in view.of_type(GrammarPoint)}
-    language = view.context.get("book", {}).get("language", "the language")
-    return [
-        {"instance": i, "point": points[i.point_id], "language": language}
-        for i in view.of_type(Instance)
-        if i.kind == "example"
-        and i.status == "accepted"
-        and i.point_id in points
-        and any(c.check == BACKCHECK and c.passed for c in i.provenance.checks)
-    ]
+    return _sentence_tasks(
+        view, lambda i: any(c.check == BACKCHECK and c.passed for c in i.provenance.checks)
+    )
 
 
 async def make_twin(task: AgentTask, ctx: AgentContext) -> AgentResult:

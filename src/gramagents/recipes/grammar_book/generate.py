@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validat
 from ...agents.base import AgentContext, AgentResult, AgentSpec, AgentTask, agent, normalise
 from ...records import Instance, Provenance
 from ...workflow.nodes import BuildView
-from .records import BookPoint
+from .records import BookPoint, book_language
 
 _REPEATS = re.compile(r"(.{3,}?)\1{2,}")
 
@@ -72,7 +72,7 @@ class SentencePair(BaseModel):
 def plan_points(view: BuildView, options: BaseModel) -> list[AgentTask]:
     """`per_point` calls per grammar point."""
     assert isinstance(options, PairOptions)
-    language = view.context.get("book", {}).get("language", "the language")
+    language = book_language(view.context)
     return [
         {"point": point, "index": index, "language": language}
         for point in view.of_type(BookPoint)

@@ -7,7 +7,7 @@ ungrammatical twin in `text`, the grammatical sentence in `annotations.correctio
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -82,3 +82,8 @@ class BookPoint(GrammarPoint):
     """Ids of the duplicates merged into this point."""
     model: str | None = None
     prompt_hash: str | None = None
+
+
+def book_language(context: dict[str, Any]) -> str:
+    """The book's language as the reader found it (its front matter or the build's option)."""
+    return str(context.get("book", {}).get("language", "the language"))
