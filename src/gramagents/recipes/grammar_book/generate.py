@@ -3,8 +3,9 @@
 For each grammar point, `per_point` calls (the paper's dataset has three to four pairs per
 point), each writing one sentence in the book's language that must instantiate the point and
 its English translation, of a controlled length (`min_words` to `max_words` words in the
-target sentence). A pair out of bounds, a sentence equal to its translation, or one spread
-over several lines is sent back to the model; what still fails is a failure with its reason.
+target sentence). Line breaks and runs of spaces are joined into single spaces; a pair out
+of bounds, empty, repeating itself, or a sentence equal to its translation is sent back to
+the model; what still fails is a failure with its reason.
 """
 
 from __future__ import annotations
