@@ -37,15 +37,21 @@ def of(items, task):
 
 def test_sizes_follow_the_tables_arithmetic():
     options = BankParams(skip_literal_matches=False)
-    points, items = banks(options=options, **{"SINGLE-F": {"negatives_per_sentence": 2}})
+    points, items = banks(options=options)
     sentences = sum(len(p.examples) for p in points)
     counts = Counter(i.task for i in items)
     assert counts["SINGLE-T"] == counts["SIM-GRA"] == sentences
     assert counts["BATCH-T"] == len(points)
     category = Counter((p.language, p.category) for p in points)
+    pairs = sum(n * (n - 1) for n in category.values())  # group-pairs: every ordered pair
+    assert counts["SINGLE-F"] == counts["BATCH-F"] == pairs == 62
+    same = {"negatives_per_sentence": 2, "negatives_from": "same-category"}
+    _, items = banks(options=options, **{"SINGLE-F": same})
     pools = {p.id: category[p.language, p.category] - 1 for p in points}  # same-category others
-    assert counts["SINGLE-F"] == sum(len(p.examples) * min(2, pools[p.id]) for p in points)
-    _, skipping = banks(**{"SINGLE-F": {"negatives_per_sentence": 2}})
+    assert Counter(i.task for i in items)["SINGLE-F"] == sum(
+        len(p.examples) * min(2, pools[p.id]) for p in points
+    )
+    _, skipping = banks(**{"SINGLE-F": same})
     per_sentence = Counter(i.meta["sentence_id"] for i in of(skipping, "SINGLE-F"))
     assert len(per_sentence) == sentences and min(per_sentence.values()) >= 1
     categories = Counter((p.language, p.category) for p in points)
