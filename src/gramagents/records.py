@@ -104,7 +104,12 @@ class GrammarPoint(Record):
     """Rows of the table that define this point."""
 
     def label(self) -> str:
-        """The point as written inside prompts: `category：name` (full-width colon for CJK)."""
+        """The point as written inside prompts: `category：name` (full-width colon for CJK).
+
+        A point without a name is its category alone.
+        """
+        if not self.name:
+            return self.category
         colon = "：" if self.language in CJK_LANGUAGES else ": "
         return f"{self.category}{colon}{self.name}"
 

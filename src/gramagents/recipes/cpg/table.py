@@ -10,6 +10,9 @@ optional ``description``, ``kind`` (``example`` or ``confuser``, default ``examp
 ``language`` and ``group``. Rows of one point must agree on its category, group, level, name
 and description.
 
+``name`` may be empty when the category alone names the point (the released label
+``陈述句``); the point is then shown as its category.
+
 ``group`` sets the points a point is told apart from (CAT-GRA's options, `group-pairs`
 negatives) where that is not its category, as in the released CPG-EVAL banks, whose groups mix
 label prefixes. Without the field (or column) a point's group is its category; an empty value
@@ -102,6 +105,16 @@ def _text_field(record: dict[str, Any], name: str, path: Path, line: int) -> str
     return value.strip()
 
 
+def _name(record: dict[str, Any], path: Path, line: int) -> str:
+    """A point's name; empty when the category alone names the point (`陈述句`)."""
+    value = record.get("name")
+    if value is None:
+        raise InputError(path, "missing", line=line, field="name")
+    if not isinstance(value, str):
+        raise InputError(path, "must be a string", line=line, field="name")
+    return value.strip()
+
+
 def _sentences(
     record: dict[str, Any], name: str, path: Path, line: int, notes: list[str]
 ) -> list[str]:
@@ -154,7 +167,7 @@ def _point_from_record(
     if "level" not in record:
         raise InputError(path, "missing", line=line, field="level")
     level = _level(record["level"], path, line)
-    name = _text_field(record, "name", path, line)
+    name = _name(record, path, line)
     examples = _sentences(record, "examples", path, line, notes)
     if not examples:
         raise InputError(path, "needs at least one example sentence", line=line, field="examples")
@@ -223,7 +236,7 @@ def _read_csv(
         header = {
             "category": _text_field(row, "category", path, line),
             "level": _level(row.get("level", ""), path, line),
-            "name": _text_field(row, "name", path, line),
+            "name": _name(row, path, line),
             "description": (row.get("description") or "").strip(),
             "group": None if row.get("group") is None else row["group"].strip(),
         }
