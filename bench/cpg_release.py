@@ -85,21 +85,12 @@ def overlap(points, model: str, released: dict[str, list[set[str]]]) -> tuple[fl
     return sum(shares) / len(shares), seconds
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("path", type=Path)
-    parser.add_argument("--answers-out", type=Path)
-    args = parser.parse_args()
-
-    from gramagents.recipes.cpg.release_table import write_release_table
-    from gramagents.recipes.cpg.table import read_grammar_table
+def read_release(path: Path, answers_out: Path | None):
+    """The release read as `--format cpg-eval` reads it, with what each file gave."""
     from gramagents.sources.datasets import read_dataset
-    from gramagents.workflow.build import BuildOptions, run_build
 
-    work = Path(tempfile.mkdtemp(prefix="gramagents-bench-cpg-release-"))
-    os.environ["GRAMAGENTS_CACHE"] = str(work / "cache.sqlite")
     started = time.perf_counter()
-    dataset = read_dataset(args.path, "cpg-eval")
+    dataset = read_dataset(path, "cpg-eval")
     print(f"read {len(dataset.items)} items in {time.perf_counter() - started:.1f} s")
     for entry in dataset.info["files"]:
         banks = ", ".join(f"{b} {n}" for b, n in entry["banks"].items())
@@ -115,12 +106,20 @@ def main() -> int:
             f"golds {bank}: {gold['derived']} derived, {gold['ambiguous']} ambiguous, "
             f"{gold['missing']} missing ({gold['rule']})"
         )
-    if args.answers_out:
+    if answers_out:
         from gramagents.recipes.cpg.released_writer import write_answers
 
         golds = {i.meta["source_id"]: str(i.answer) for i in dataset.items if i.answer}
-        write_answers(golds, args.answers_out)
-        print(f"answers: {len(golds)} written to {args.answers_out}")
+        write_answers(golds, answers_out)
+        print(f"answers: {len(golds)} written to {answers_out}")
+    return dataset
+
+
+def rebuild(dataset, work: Path):
+    """The table the release implies, and the banks built from it; True when sizes match."""
+    from gramagents.recipes.cpg.release_table import write_release_table
+    from gramagents.recipes.cpg.table import read_grammar_table
+    from gramagents.workflow.build import BuildOptions, run_build
 
     table = work / "table.jsonl"
     for note in write_release_table(dataset.items, table):
@@ -141,17 +140,26 @@ def main() -> int:
     )
     built = Counter(item.task for item in result.items)
     print(f"built in {time.perf_counter() - started:.1f} s (graphs/cpg.yaml, --agents off):")
-    same = True
     for bank, paper in TABLE_1.items():
-        same &= built[bank] == paper
         print(f"  {bank}: {built[bank]} (Table 1: {paper})")
+    return points, all(built[bank] == paper for bank, paper in TABLE_1.items())
 
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("path", type=Path)
+    parser.add_argument("--answers-out", type=Path)
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="gramagents-bench-cpg-release-"))
+    os.environ["GRAMAGENTS_CACHE"] = str(work / "cache.sqlite")
+    dataset = read_release(args.path, args.answers_out)
+    points, same = rebuild(dataset, work)
     released = released_distractors(dataset.items, points)
     measured = {model: overlap(points, model, released) for model in ("tfidf-char", "minilm")}
     for model, (share, seconds) in measured.items():
-        print(
-            f"SIM-GRA distractors shared with the release, {model}: {share:.3f} ({seconds:.1f} s)"
-        )
+        print(f"SIM-GRA distractors in common with the release, {model}: {share:.3f}", end="")
+        print(f" ({seconds:.1f} s)")
     ours = measured["tfidf-char"][0]
     ok = same and ours >= TARGET_OVERLAP
     print(

@@ -265,28 +265,28 @@ def _read_csv(
         entry["examples" if kind == "example" else "confusers"].append(sentence)
 
     dropped.extend(rows.dropped)
-    points = []
-    for point_id, entry in by_id.items():
-        if not entry["examples"]:
-            raise InputError(
-                path, f"point '{point_id}' has no example rows", line=entry["line"], field="kind"
-            )
-        header = entry["header"]
-        points.append(
-            GrammarPoint(
-                id=point_id,
-                category=header["category"],
-                group=header["group"],
-                level=header["level"],
-                name=header["name"],
-                description=header["description"],
-                language=entry["language"] or detect_language([header["name"], *entry["examples"]]),
-                examples=entry["examples"],
-                confusers=entry["confusers"],
-                source=[SourceRef(path=str(path), line=n) for n in entry["lines"]],
-            )
+    return [_csv_point(point_id, entry, path) for point_id, entry in by_id.items()]
+
+
+def _csv_point(point_id: str, entry: dict[str, Any], path: Path) -> GrammarPoint:
+    """The point that a CSV table's rows of one id describe."""
+    if not entry["examples"]:
+        raise InputError(
+            path, f"point '{point_id}' has no example rows", line=entry["line"], field="kind"
         )
-    return points
+    header = entry["header"]
+    return GrammarPoint(
+        id=point_id,
+        category=header["category"],
+        group=header["group"],
+        level=header["level"],
+        name=header["name"],
+        description=header["description"],
+        language=entry["language"] or detect_language([header["name"], *entry["examples"]]),
+        examples=entry["examples"],
+        confusers=entry["confusers"],
+        source=[SourceRef(path=str(path), line=n) for n in entry["lines"]],
+    )
 
 
 @source_reader("grammar-table")
