@@ -18,7 +18,6 @@ from ...report.layouts import Column, Layout
 from ...report.markdown import markdown_table
 from ...report.summary import Summary, Tally
 from ...runtime.rundir import iter_jsonl
-from .released import BANKS
 
 CPG_TABLE_3 = Layout(
     title="CPG-EVAL Table 3 layout",
@@ -35,6 +34,7 @@ CPG_TABLE_3 = Layout(
     note="Accuracy at the sub-question level (a BATCH or CON-INS question counts each sentence).",
     average_over="all",
 )
+BANKS = tuple(column.task for column in CPG_TABLE_3.columns)
 
 
 def _answered(
