@@ -154,6 +154,7 @@ def test_a_bank_file_read_alone_gets_the_golds_of_a_whole_release_answer_file(tm
     assert result.manifest.no_gold == {}
     report = (tmp_path / "e" / "report.md").read_text(encoding="utf-8")
     assert f"30 rows used (30 items), {len(golds) - 30} rows name no item of this dataset" in report
+    assert "the answer file then gave 30 items theirs" in report
     nothing = tmp_path / "none.csv"
     nothing.write_text("id,answer\n9999,A\n", encoding="utf-8")
     with pytest.raises(InputError, match="no row names an item") as caught:

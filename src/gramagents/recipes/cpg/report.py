@@ -96,6 +96,12 @@ def _files_lines(dataset: dict[str, Any]) -> list[str]:
     header = ["file", "kind", "rows", "asked", "also in a bank file", "repeats"]
     header += ["gold from the bank", "gold derived", "no gold"]
     lines = ["## CPG-EVAL files read", "", *markdown_table(header, rows)]
+    if dataset.get("answers"):
+        lines += [
+            "",
+            "The gold columns count what the files give and the release determines; the answer "
+            f"file then gave {dataset['answers']['items']} items theirs.",
+        ]
     if dataset.get("skipped"):
         skipped = ", ".join(f"`{name}`" for name in dataset["skipped"])
         lines += ["", f"Not read (no bank in the name, no QuestionBank column): {skipped}."]
