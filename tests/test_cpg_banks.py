@@ -13,6 +13,8 @@ from gramagents.tasks.registry import BuildResources
 from .conftest import EXAMPLE_TABLE
 from .helpers import char_embed
 
+SKIPPING = BankParams(skip_literal_matches=True)
+
 
 def banks(seed=1234, instances=None, options=None, **params):
     points = read_grammar_table(EXAMPLE_TABLE)
@@ -36,16 +38,22 @@ def of(items, task):
 
 
 def test_sizes_follow_the_tables_arithmetic():
-    options = BankParams(skip_literal_matches=False)
-    points, items = banks(options=options, **{"SINGLE-F": {"negatives_per_sentence": 2}})
+    options = BankParams()  # the released way: literal matches asked too
+    points, items = banks(options=options)
     sentences = sum(len(p.examples) for p in points)
     counts = Counter(i.task for i in items)
     assert counts["SINGLE-T"] == counts["SIM-GRA"] == sentences
     assert counts["BATCH-T"] == len(points)
     category = Counter((p.language, p.category) for p in points)
+    pairs = sum(n * (n - 1) for n in category.values())  # group-pairs: every ordered pair
+    assert counts["SINGLE-F"] == counts["BATCH-F"] == pairs == 62
+    same = {"negatives_per_sentence": 2, "negatives_from": "same-category"}
+    _, items = banks(options=options, **{"SINGLE-F": same})
     pools = {p.id: category[p.language, p.category] - 1 for p in points}  # same-category others
-    assert counts["SINGLE-F"] == sum(len(p.examples) * min(2, pools[p.id]) for p in points)
-    _, skipping = banks(**{"SINGLE-F": {"negatives_per_sentence": 2}})
+    assert Counter(i.task for i in items)["SINGLE-F"] == sum(
+        len(p.examples) * min(2, pools[p.id]) for p in points
+    )
+    _, skipping = banks(options=SKIPPING, **{"SINGLE-F": same})
     per_sentence = Counter(i.meta["sentence_id"] for i in of(skipping, "SINGLE-F"))
     assert len(per_sentence) == sentences and min(per_sentence.values()) >= 1
     categories = Counter((p.language, p.category) for p in points)
@@ -69,9 +77,12 @@ def test_single_t_asks_each_sentence_with_its_own_point_in_its_language():
         assert item.meta["provenance"]["source"][0]["line"] >= 1
 
 
-@pytest.mark.parametrize("where", ["same-category", "other-category", "similar", "any"])
+@pytest.mark.parametrize(
+    "where", ["group-pairs", "same-category", "other-category", "similar", "any"]
+)
 def test_single_f_asks_points_a_sentence_does_not_show(where):
-    points, items = banks(**{"SINGLE-F": {"negatives_per_sentence": 2, "negatives_from": where}})
+    single_f = {"negatives_per_sentence": 2, "negatives_from": where}
+    points, items = banks(options=SKIPPING, **{"SINGLE-F": single_f})
     by_id = {p.id: p for p in points}
     for item in of(items, "SINGLE-F"):
         own, asked = by_id[item.meta["point"]], by_id[item.meta["asked_point"]]
@@ -89,7 +100,7 @@ def test_single_f_asks_points_a_sentence_does_not_show(where):
 
 
 def test_a_sentence_showing_a_points_form_is_not_asked_as_its_negative():
-    points, items = banks()
+    points, items = banks(options=SKIPPING)
     neng = "明天的会你能参加吗？"  # a 能 sentence that shows 会
     asked = [
         i.meta["asked_point"] for i in of(items, "SINGLE-F") if i.prompt.vars["sentence"] == neng

@@ -20,10 +20,12 @@ def test_a_739_by_9_table_gives_the_papers_bank_sizes(tmp_path):
     )
     counts = Counter(i.task for i in result.items)
     assert counts["SINGLE-T"] == counts["SIM-GRA"] == 6651
-    assert counts["BATCH-T"] == counts["BATCH-F"] == 739
+    assert counts["BATCH-T"] == 739
     for item in (i for i in result.items if i.task == "SIM-GRA"):
         assert len({o["text"] for o in item.meta["options"]}) == 5
     size = Counter(p.category for p in points)
+    pairs = sum(n * (n - 1) for n in size.values())  # every point against its group's others
+    assert counts["SINGLE-F"] == counts["BATCH-F"] == pairs
     assert counts["CAT-GRA"] == 9 * sum(n for n in size.values() if n >= 2)
     assert min(size.values()) == 1  # singleton categories exist, and make no CAT-GRA question
     assert {i.meta["category"] for i in result.items if i.task == "CAT-GRA"} == {

@@ -13,7 +13,7 @@ from gramagents.recipes.cpg.table import read_grammar_table
 from gramagents.recipes.gec.items import read_grammar_items
 from gramagents.records import Item, PromptParts
 from gramagents.sources.answers import apply_answer_file
-from gramagents.sources.datasets import read_dataset
+from gramagents.sources.datasets import Dataset, read_dataset
 from gramagents.workflow.build import BuildOptions, run_build
 from gramagents.workflow.eval import EvalOptions, run_eval
 
@@ -106,14 +106,14 @@ def _items():
 
 
 def test_an_answer_given_twice_is_read_once_and_two_answers_are_an_error(tmp_path):
-    items = _items()
+    dataset = Dataset(path=tmp_path, items=_items(), digest="")
     path = _write(tmp_path / "answers.csv", "id,answer\nSIM-GRA/1,B\nSIM-GRA/2,C\nSIM-GRA/1,B\n")
-    dropped = apply_answer_file(items, path)
-    assert [i.answer for i in items] == ["B", "C"]
-    assert [(d["id"], d["line"]) for d in dropped] == [("SIM-GRA/1", 4)]
+    apply_answer_file(dataset, path)
+    assert [i.answer for i in dataset.items] == ["B", "C"]
+    assert [(d["id"], d["line"]) for d in dataset.duplicates] == [("SIM-GRA/1", 4)]
     _write(path, "id,answer\nSIM-GRA/1,B\nSIM-GRA/1,D\n")
     with pytest.raises(InputError) as caught:
-        apply_answer_file(_items(), path)
+        apply_answer_file(Dataset(path=tmp_path, items=_items(), digest=""), path)
     assert (caught.value.line, caught.value.field) == (3, "answer")
     assert "duplicate answer id 'SIM-GRA/1' (first on line 2)" in str(caught.value)
 

@@ -189,3 +189,32 @@ def test_unknown_extension_and_missing_file(tmp_path):
         read_grammar_table(write(tmp_path / "t.txt", "x"))
     with pytest.raises(InputError, match="file not found"):
         read_grammar_table(tmp_path / "nope.jsonl")
+
+
+def test_a_group_column_sets_the_group_apart_from_the_category(tmp_path):
+    records = [
+        '{"id": "1", "category": "介词(引出对象)", "level": 1, "name": "对", "group": "介词", '
+        '"examples": ["他对我很好。"]}',
+        '{"id": "2", "category": "陈述句", "level": 1, "name": "", "group": "", '
+        '"examples": ["天气很好。"]}',
+        '{"id": "3", "category": "程度副词", "level": 1, "name": "很", "examples": ["很好。"]}',
+    ]
+    points = read_grammar_table(write(tmp_path / "t.jsonl", "\n".join(records)))
+    assert [p.group for p in points] == ["介词", "", None]  # named, none, its category
+    assert [p.label() for p in points] == ["介词(引出对象)：对", "陈述句", "程度副词：很"]
+    rows = "id,category,level,name,sentence,group\n1,介词(引出对象),1,对,他对我很好。,介词\n"
+    rows += "2,陈述句,1,,天气很好。,\n"
+    assert [p.group for p in read_grammar_table(write(tmp_path / "t.csv", rows))] == ["介词", ""]
+
+
+def test_a_sentence_listed_twice_is_kept_once_with_a_note(tmp_path):
+    record = (
+        '{"id": "1", "category": "口语格式", "level": 5, "name": "X就X吧", '
+        '"examples": ["改就改吧。"], "confusers": ["你吧，总是这样。", "他就在这儿。", '
+        '"你吧，总是这样。"]}'
+    )
+    notes: list[str] = []
+    [point] = read_grammar_table(write(tmp_path / "t.jsonl", record), notes=notes)
+    assert point.confusers == ["你吧，总是这样。", "他就在这儿。"]
+    assert notes == [f"{tmp_path / 't.jsonl'}:1: confusers: sentence '你吧，总是这样。' is "
+                     "listed twice; kept once"]  # fmt: skip

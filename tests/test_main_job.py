@@ -54,7 +54,7 @@ def test_main_job_reports_smollm2_on_single_t_and_single_f(tmp_path):
         assert re.fullmatch(r"[01]\.\d{3}", values[column])
         assert 0.0 <= float(values[column]) <= 1.0
     manifest = json.loads((tmp_path / "runs" / "example-eval" / "manifest.json").read_text())
-    assert manifest["counts"]["items"] == 608 and manifest["status"] == "complete"
+    assert manifest["counts"]["items"] == 572 and manifest["status"] == "complete"
 
 
 SMALL_RECIPE_CHANGES = {"per_point: 10": "per_point: 3", "sample: 10": "sample: 2"}

@@ -82,6 +82,10 @@ class GrammarPoint(Record):
     """Identifier, unique in the table (CPG-EVAL uses 4-digit codes such as `1063`)."""
     category: str
     """Grammatical category the point belongs to, e.g. `“是”字句` or `Modal verbs`."""
+    group: str | None = None
+    """The set of points this one is told apart from (CPG-EVAL's CAT-GRA options and same-group
+    negatives), where it is not the category: None for the category, an empty string for no
+    group at all."""
     level: int | str
     """Proficiency level (an integer level or a label such as `A2`)."""
     name: str
@@ -100,7 +104,12 @@ class GrammarPoint(Record):
     """Rows of the table that define this point."""
 
     def label(self) -> str:
-        """The point as written inside prompts: `category：name` (full-width colon for CJK)."""
+        """The point as written inside prompts: `category：name` (full-width colon for CJK).
+
+        A point without a name is its category alone.
+        """
+        if not self.name:
+            return self.category
         colon = "：" if self.language in CJK_LANGUAGES else ": "
         return f"{self.category}{colon}{self.name}"
 

@@ -14,6 +14,9 @@ worked examples can be shown as turns of a conversation. Front matter `base: NAM
 second template file, the *continuation form* of the prompt: one text that a model without a
 chat template (a base model) continues, e.g. one ending in `Answer: The answer is “`. A request
 carries both forms; the backend sends the one its model reads (`ChatRequest.base_prompt`).
+Front matter `verbatim: true` sends the body as one user message exactly as it renders, with
+the whitespace around it (a published prompt that ends in a newline keeps it); otherwise
+each message is stripped.
 
 The template's hash (of the file's bytes, and of its base form's when it has one) is recorded
 with every request rendered from it.
@@ -61,7 +64,11 @@ class PromptTemplate:
             messages = []
             if self.system is not None:
                 messages.append(Message(role="system", content=self.system.render(variables)))
-            messages += _turns(self.user.render(variables))
+            body = self.user.render(variables)
+            if self.meta.get("verbatim"):
+                messages.append(Message(role="user", content=body))
+            else:
+                messages += _turns(body)
         except UndefinedError as exc:
             raise GramagentsError(f"{self.path}: {exc.message}") from None
         return messages

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from ..plugins import Registry
 
@@ -24,10 +26,44 @@ class Layout:
     columns: tuple[Column, ...]
     note: str = ""
     """What the numbers are, in a sentence shown above the table (e.g. the paper's unit)."""
+    average_over: Literal["scored", "all"] = "scored"
+    """The Average column: the mean over the columns the run scored, or, as a paper whose
+    average is over every column (CPG-EVAL's Table 3, RANDOM row included), over all of them,
+    left empty when a column has no score."""
 
     def applies_to(self, tasks: list[str]) -> bool:
         """True when the run has at least one of the table's tasks."""
         return any(c.task in tasks for c in self.columns)
+
+    def average(self, values: Sequence[float | None]) -> float | None:
+        """A row's Average of its column values (None where a column has no value)."""
+        kept = [v for v in values if v is not None]
+        if not kept or (self.average_over == "all" and len(kept) < len(values)):
+            return None
+        return sum(kept) / len(kept)
+
+    def average_note(self, tasks: Collection[str], scored: Collection[str]) -> str:
+        """How the Average was taken, naming the columns without scores where that matters.
+
+        `tasks`: the run's tasks; `scored`: those some model has a score for.
+        """
+        if self.average_over == "scored":
+            return (
+                "Average is over the columns scored in this run; — marks a column the run "
+                "does not have, or has no gold answers for."
+            )
+        note = (
+            f"Average is the mean of all {len(self.columns)} columns, as the paper takes it "
+            "(RANDOM's too)"
+        )
+        missing = [
+            f"{c.task} ({'not in this run' if c.task not in tasks else 'no gold answers'})"
+            for c in self.columns
+            if c.task not in scored
+        ]
+        if missing:
+            note += "; no Average, since this run did not score " + ", ".join(missing)
+        return note + "."
 
 
 LAYOUTS: Registry[Layout] = Registry("paper table layout")

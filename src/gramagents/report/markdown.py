@@ -8,6 +8,7 @@ from typing import Any
 
 from ..plugins import Registry
 from ..records import RunManifest
+from ..sources.answers import describe_answers
 from ..sources.duplicates import describe
 from .layouts import LAYOUTS, Layout
 from .summary import Summary, Tally
@@ -67,25 +68,22 @@ def _paper_table(
 ) -> list[str]:
     columns = list(layout.columns)
     tasks = [c.task for c in columns]
+    scored = _scored(summary, tasks)
     header = ["Model", *(f"{c.group} {c.header}".strip() for c in columns), "Average"]
-    rows = [
-        [
-            "RANDOM",
-            *(_fmt(random.get(t)) for t in tasks),
-            _fmt(_random_average(random, tasks, summary)),
-        ]
-    ]
+    randoms = [random.get(t) for t in tasks]
+    if layout.average_over == "scored":
+        baseline = _random_average(random, tasks, summary)
+    else:
+        baseline = layout.average(randoms)
+    rows = [["RANDOM", *(_fmt(r) for r in randoms), _fmt(baseline)]]
     for model in manifest.models:
         scores = [_score(summary, model, t) for t in tasks]
-        rows.append(
-            [model, *(_fmt(s) for s in scores), _fmt(_mean([s for s in scores if s is not None]))]
-        )
+        rows.append([model, *(_fmt(s) for s in scores), _fmt(layout.average(scores))])
     return [
         f"## {layout.title}",
         "",
         (f"{layout.note} " if layout.note else "")
-        + "Average is over the banks scored in this run; — marks a bank the run does not "
-        "have, or has no gold answers for.",
+        + layout.average_note(list(manifest.tasks) or list(random), scored),
         "",
         *markdown_table(header, rows),
         "",
@@ -128,6 +126,7 @@ def render_report(
         f"{counts.failed} failed",
         *_conditioning_lines(manifest.conditioning),
         *(f"- duplicates: {line}" for line in describe(dataset.get("duplicates"))),
+        *(f"- {line}" for line in describe_answers(dataset.get("answers"))),
         "",
     ]
     for layout in LAYOUTS.all().values():

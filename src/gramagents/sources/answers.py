@@ -5,6 +5,11 @@ the published file gave it (`meta.source_id`). Each answer is checked against it
 F, a T/F string as long as the question's sub-questions, or one of the question's options.
 An id given twice with the same answer is read once and listed; with two different answers it
 is an error naming the file, the line and the field.
+
+The file may cover more than the dataset (one answer file for a whole release, used on one of
+its bank files): rows whose id names no item are counted as unused, and the eval manifest's
+`dataset.answers` and the report say how many rows were used and how many not. A file none of
+whose rows names an item is refused.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from ..errors import InputError
 from ..records import Item
 from ..tasks import get_task
 from . import _text
+from .datasets import Dataset
 from .duplicates import RepeatedIds
 
 
@@ -37,8 +43,22 @@ def _problem(item: Item, answer: str) -> str | None:
     return None
 
 
-def apply_answer_file(items: list[Item], path: Path) -> list[dict[str, Any]]:
-    """Fill in gold answers from `path`; returns the rows dropped as identical repeats."""
+def _index(items: list[Item]) -> dict[str, list[int]]:
+    """Item id, and the id the published file gave it, to the item's positions."""
+    index: dict[str, list[int]] = {}
+    for position, item in enumerate(items):
+        index.setdefault(item.id, []).append(position)
+        source = item.meta.get("source_id")
+        if source is not None and str(source) != item.id:
+            index.setdefault(str(source), []).append(position)
+    return index
+
+
+def apply_answer_file(dataset: Dataset, path: Path) -> None:
+    """Fill in gold answers from `path`, and record in `dataset.info["answers"]` what was used.
+
+    Identical repeated rows go to `dataset.duplicates`.
+    """
     text = _text.read_utf8(path)
     if not text.strip():
         raise InputError(path, "file is empty", line=1)
@@ -47,13 +67,11 @@ def apply_answer_file(items: list[Item], path: Path) -> list[dict[str, Any]]:
         if path.suffix == ".jsonl"
         else list(_text.iter_csv(path, text, ("id", "answer")))
     )
-    index: dict[str, list[int]] = {}
-    for position, item in enumerate(items):
-        index.setdefault(item.id, []).append(position)
-        source = item.meta.get("source_id")
-        if source is not None and str(source) != item.id:
-            index.setdefault(str(source), []).append(position)
+    items = dataset.items
+    index = _index(items)
     repeated = RepeatedIds("answer id")
+    unused: list[str] = []
+    filled: set[int] = set()
     for line, row in rows:
         key = str(row.get("id", "")).strip()
         answer = str(row.get("answer", "")).strip()
@@ -62,7 +80,8 @@ def apply_answer_file(items: list[Item], path: Path) -> list[dict[str, Any]]:
         if not repeated.admit(key, answer, path, line, field="answer"):
             continue
         if key not in index:
-            raise InputError(path, f"no item with id '{key}' in the dataset", line=line, field="id")
+            unused.append(key)
+            continue
         for position in index[key]:
             item = items[position]
             problem = _problem(item, answer)
@@ -71,4 +90,36 @@ def apply_answer_file(items: list[Item], path: Path) -> list[dict[str, Any]]:
                     path, f"{problem} for {item.task} item '{key}'", line=line, field="answer"
                 )
             items[position] = item.model_copy(update={"answer": answer})
-    return repeated.dropped
+            filled.add(position)
+    used = len(rows) - len(repeated.dropped) - len(unused)
+    if not used:
+        named = f" such as '{items[0].id}'" if items else ""
+        raise InputError(
+            path,
+            f"no row names an item of the dataset (ids are item ids{named}, or the ids the "
+            "published file gave them)",
+            line=rows[0][0] if rows else 1,
+            field="id",
+        )
+    dataset.duplicates += repeated.dropped
+    dataset.info["answers"] = {
+        "file": str(path),
+        "used": used,
+        "unused": len(unused),
+        "unused_ids": unused[:20],
+        "items": len(filled),
+    }
+
+
+def describe_answers(recorded: dict[str, Any] | None) -> list[str]:
+    """Report lines for a manifest's `dataset.answers` (none when no answer file was given)."""
+    if not recorded:
+        return []
+    line = (
+        f"answers: `{recorded['file']}`, {recorded['used']} rows used ({recorded['items']} items)"
+    )
+    if recorded.get("unused"):
+        shown = ", ".join(f"`{i}`" for i in recorded.get("unused_ids", []))
+        more = " …" if recorded["unused"] > len(recorded.get("unused_ids", [])) else ""
+        line += f", {recorded['unused']} rows name no item of this dataset (ids: {shown}{more})"
+    return [line]

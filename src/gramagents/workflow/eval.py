@@ -202,7 +202,7 @@ async def run_eval(
 def _read(dataset_path: str | Path, options: EvalOptions) -> tuple[Dataset, Selection]:
     dataset = read_dataset(dataset_path, options.fmt)
     if options.answers is not None:
-        dataset.duplicates += apply_answer_file(dataset.items, options.answers)
+        apply_answer_file(dataset, options.answers)
         dataset.digest = hashlib.sha256(
             (dataset.digest + file_hash(options.answers)).encode()
         ).hexdigest()

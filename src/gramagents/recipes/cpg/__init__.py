@@ -2,16 +2,18 @@
 
 A grammar-point table in (`grammar-table`), the instance rewriter, confusing-instance generator
 and their back-checkers, the eight banks of §3.3 out; the released question files read back
-(`--format cpg-eval`); the paper's Table 3 in the report.
+(`--format cpg-eval`) with the golds the release determines; the paper's Table 3, invalid
+answers per bank and the files read in the report.
 """
 
 from ...agents.base import agents_in
 from ...report.layouts import paper_table
+from ...report.markdown import report_files
 from ...sources import SOURCES
 from ...sources.datasets import FORMATS
 from ...tasks.registry import bank_builder_in
 from . import tasks  # noqa: F401 - the task specs every eval of a CPG bank needs
-from .report import CPG_TABLE_3
+from .report import CPG_TABLE_3, cpg_lines
 
 SOURCES.announce("grammar-table", f"{__name__}.table")
 FORMATS.announce("cpg-eval", f"{__name__}.released")
@@ -20,3 +22,4 @@ agents_in(["instance-rewriter"], f"{__name__}.rewriter")
 agents_in(["instance-backcheck", "confuser-backcheck"], f"{__name__}.backcheck")
 agents_in(["confusing-instance-generator"], f"{__name__}.confuser")
 paper_table("cpg-table-3", CPG_TABLE_3)
+report_files("cpg", cpg_lines)

@@ -37,9 +37,22 @@ _FORM_SPLIT = re.compile(r"[、，,/／;；]|和|或")
 _CJK_FORM = re.compile(r"^[\u4e00-\u9fff]{1,4}$")
 
 
+_ENGLISH_LAYOUT = {"con-ins-f10": "batch", "con-ins-t5f5": "batch"}
+"""The released files lay CON-INS out apart from BATCH; English points share one layout."""
+
+
 def template(name: str, language: str) -> str:
     """Prompt template for a bank in a language (Chinese prompts for `zh`, else English)."""
-    return f"cpg/{name}.{'zh' if language == 'zh' else 'en'}.md"
+    if language == "zh":
+        return f"cpg/{name}.zh.md"
+    return f"cpg/{_ENGLISH_LAYOUT.get(name, name)}.en.md"
+
+
+def group_of(point: GrammarPoint) -> str | None:
+    """The group a point is told apart within: its table's `group`, else its category."""
+    if point.group is None:
+        return f"category:{point.category}"
+    return f"group:{point.group}" if point.group else None
 
 
 def point_meta(point: GrammarPoint) -> dict[str, Any]:
@@ -114,6 +127,26 @@ class BankInputs:
 
     def __post_init__(self) -> None:
         self.by_id = {p.id: p for p in self.points}
+        self.groups: dict[tuple[str, str], list[GrammarPoint]] = defaultdict(list)
+        for point in self.points:
+            key = group_of(point)
+            if key is not None:
+                self.groups[point.language, key].append(point)
+
+    def group(self, point: GrammarPoint) -> list[GrammarPoint]:
+        """The points of `point`'s group, itself included, in table order (none: no group)."""
+        key = group_of(point)
+        return self.groups[point.language, key] if key is not None else []
+
+    def group_pairs(self) -> Iterator[tuple[GrammarPoint, GrammarPoint]]:
+        """Every (asked point, other point of its group), as the released banks pair them.
+
+        Asked points in table order, each with the others of its group in table order.
+        """
+        for asked in self.points:
+            for other in self.group(asked):
+                if other.id != asked.id:
+                    yield asked, other
 
     def rng(self, *parts: object) -> random.Random:
         """A generator seeded by the build seed and `parts` (an item's identity)."""
@@ -190,6 +223,9 @@ def _sentence_item(
     )
 
 
+_BATCH_LAYOUT = {"CON-INS-F10": "con-ins-f10", "CON-INS-T5F5": "con-ins-t5f5"}
+
+
 def _batch_item(
     task: str,
     item_id: str,
@@ -201,7 +237,7 @@ def _batch_item(
         id=item_id,
         task=task,
         prompt=PromptParts(
-            template=template("batch", point.language),
+            template=template(_BATCH_LAYOUT.get(task, "batch"), point.language),
             vars={"point": point.label(), "n": len(picked), "sentences": [i.text for i in picked]},
         ),
         answer=gold,
@@ -223,9 +259,34 @@ def single_t(bank: BankInputs, params: BaseModel) -> Iterator[Item]:
             )
 
 
+def _single_f_item(point: GrammarPoint, instance: Instance, asked: GrammarPoint) -> Item:
+    return _sentence_item(
+        "SINGLE-F",
+        f"/{asked.id}",
+        point,
+        instance,
+        "single",
+        {"point": asked.label()},
+        "F",
+        {"asked_point": asked.id, "asked_category": asked.category},
+    )
+
+
 def single_f(bank: BankInputs, params: BaseModel) -> Iterator[Item]:
-    """Each sentence with points it does not contain: gold F."""
+    """Each sentence with points it does not contain: gold F.
+
+    `group-pairs` asks, for every point and every other point of its group, the other point's
+    first sentence (the first that does not show the asked point's form, with
+    `skip_literal_matches`): Σ n(n−1) questions over the groups, as the released bank.
+    """
     assert isinstance(params, SingleFParams)
+    if params.negatives_from == "group-pairs":
+        for asked, other in bank.group_pairs():
+            usable = (i for i in bank.sentences[other.id] if not bank.literal_match(asked, i.text))
+            instance = next(usable, None)
+            if instance is not None:
+                yield _single_f_item(other, instance, asked)
+        return
     for point in bank.points:
         pool = bank.negatives(point, params.negatives_from)
         for position, instance in enumerate(bank.sentences[point.id]):
@@ -233,17 +294,7 @@ def single_f(bank: BankInputs, params: BaseModel) -> Iterator[Item]:
             if not usable:
                 continue
             for step in range(min(params.negatives_per_sentence, len(usable))):
-                asked = usable[(position + step) % len(usable)]
-                yield _sentence_item(
-                    "SINGLE-F",
-                    f"/{asked.id}",
-                    point,
-                    instance,
-                    "single",
-                    {"point": asked.label()},
-                    "F",
-                    {"asked_point": asked.id, "asked_category": asked.category},
-                )
+                yield _single_f_item(point, instance, usable[(position + step) % len(usable)])
 
 
 def batch_t(bank: BankInputs, params: BaseModel) -> Iterator[Item]:
@@ -256,8 +307,23 @@ def batch_t(bank: BankInputs, params: BaseModel) -> Iterator[Item]:
 
 
 def batch_f(bank: BankInputs, params: BaseModel) -> Iterator[Item]:
-    """`size` sentences of other (by default similar) points: gold all F."""
+    """`size` sentences of other points: gold all F.
+
+    `group-pairs` asks every point against the sentences of each other point of its group in
+    turn (Σ n(n−1) questions, as the released bank); the other sources fill `size` sentences
+    from the points they rank first.
+    """
     assert isinstance(params, BatchFParams)
+    if params.negatives_from == "group-pairs":
+        for asked, other in bank.group_pairs():
+            picked = [i for i in bank.sentences[other.id] if not bank.literal_match(asked, i.text)][
+                : params.size
+            ]
+            if len(picked) >= 2:
+                yield _batch_item(
+                    "BATCH-F", f"BATCH-F/{asked.id}/{other.id}", asked, picked, "F" * len(picked)
+                )
+        return
     for point in bank.points:
         stream = (
             instance
@@ -308,14 +374,15 @@ def sim_gra(bank: BankInputs, params: BaseModel) -> Iterator[Item]:
 
 
 def cat_gra(bank: BankInputs, params: BaseModel) -> Iterator[Item]:
-    """Each sentence with every point of its category as options, answered by code."""
+    """Each sentence with every point of its group as options, answered by code.
+
+    A group the table names (`group`) is asked whatever its size; a category needs
+    `min_points` points. A point in no group makes no question.
+    """
     assert isinstance(params, CatGraParams)
-    categories: dict[tuple[str, str], list[GrammarPoint]] = defaultdict(list)
     for point in bank.points:
-        categories[point.language, point.category].append(point)
-    for point in bank.points:
-        members = categories[point.language, point.category]
-        if len(members) < params.min_points:
+        members = bank.group(point)
+        if not members or (point.group is None and len(members) < params.min_points):
             continue
         options = [{"key": p.id, "text": p.label(), "point": p.id} for p in members]
         four_digits = all(re.fullmatch(r"\d{4}", p.id) for p in members)
@@ -333,12 +400,11 @@ def cat_gra(bank: BankInputs, params: BaseModel) -> Iterator[Item]:
 
 
 def con_ins_f10(bank: BankInputs, params: BaseModel) -> Iterator[Item]:
-    """`size` confusing instances of a point, shuffled: gold all F."""
+    """The first `size` confusing instances of a point, in table order: gold all F."""
     assert isinstance(params, ConInsF10Params)
     for point in bank.points:
-        confusers = bank.confusers.get(point.id, [])
-        if len(confusers) >= params.size:
-            picked = bank.rng("CON-INS-F10", point.id).sample(confusers, params.size)
+        picked = bank.confusers.get(point.id, [])[: params.size]
+        if len(picked) >= params.min_size:
             yield _batch_item(
                 "CON-INS-F10", f"CON-INS-F10/{point.id}", point, picked, "F" * len(picked)
             )

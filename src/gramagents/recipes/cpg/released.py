@@ -2,22 +2,31 @@
 
 The public files are CSV (UTF-8 with BOM) with columns `id,question`, one file per bank, the
 bank given by the file name (`1-1-SINGLE-T.csv` … `5-2-CON-INS-T5F5.csv`), and a lite file with
-an extra `QuestionBank` column. The whole prompt is in `question`; it is sent as it is.
-Golds that follow from the bank are filled in (SINGLE-T: T, BATCH-F: nine F, …); SIM-GRA,
-CAT-GRA and CON-INS-T5F5 carry none, and take them from an answer file (`--answers`). What
-scoring needs is read off the question: the sub-question count of BATCH and CON-INS, the
-options of SIM-GRA and CAT-GRA, and the grammar point's category for the breakdowns.
+an extra `QuestionBank` column (`CPG-Eval_lite.csv`, the release's only source of BATCH-F and
+CAT-GRA). A folder is read whole: every bank file, then every lite file; a CSV that is neither
+is listed as skipped. The whole prompt is in `question`; it is sent as it is.
 
-Ids are the bank and the released id (`SIM-GRA/12`). A row that repeats an earlier row's id
-with the same question (the released lite file has such rows) is asked once and listed in the
-eval manifest's `dataset.duplicates` and the report; the same id with a different question is
-an error naming the file, the line and the field.
+Golds that follow from the bank are filled in (SINGLE-T: T, BATCH-F: nine F, …); SIM-GRA,
+CAT-GRA and CON-INS-T5F5 carry none, and get the golds the other banks read with them
+determine (`golds.py`), each derivation counted in `info["golds"]`; an answer file
+(`--answers`) gives or replaces any. What scoring needs is read off the question: the
+sub-question count of BATCH and CON-INS, the options of SIM-GRA and CAT-GRA, and the grammar
+point's category for the breakdowns.
+
+Ids are the bank and the released id (`SIM-GRA/12`). A lite row that repeats a bank file's row
+(the lite file samples the banks) is counted in the file's `in_bank_files`; a row that repeats
+an earlier row of its own kind with the same question (the released lite file has such rows)
+is asked once and listed in the eval manifest's `dataset.duplicates` and the report; the same
+id with a different question is an error naming the file, the line and the field.
 """
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import re
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +35,8 @@ from ...records import Item, PromptParts
 from ...sources import _text
 from ...sources.datasets import Dataset, dataset_format
 from ...sources.duplicates import RepeatedIds
+from .golds import derive_golds
+from .release_parse import CODE_OPTION, LETTER_OPTION
 
 BANKS = (
     "SINGLE-T",
@@ -41,8 +52,6 @@ _BANK_IN_NAME = re.compile("|".join(sorted(map(re.escape, BANKS), key=len, rever
 _POINT = re.compile(r"语法点\s*[\[【]([^\]】]+)[\]】]")
 _COUNT = re.compile(r"1\.?\s*号?到\s*(\d+)\.?\s*号")
 _NUMBERED = re.compile(r"^\s*(\d{1,2})[.．、]\s*\S", re.MULTILINE)
-_LETTER_OPTION = re.compile(r"^\s*([A-Z])[.．、]\s*(.+?)\s*$", re.MULTILINE)
-_CODE_OPTION = re.compile(r"^\s*(\d{4})[.．、]\s*(.+?)\s*$", re.MULTILINE)
 _GOLD_LETTER = {
     "SINGLE-T": "T",
     "SINGLE-F": "F",
@@ -70,9 +79,9 @@ def parse_question(bank: str, question: str) -> dict[str, Any]:
         count = _COUNT.search(question)
         meta["n"] = int(count.group(1)) if count else len(_NUMBERED.findall(question))
     elif bank == "SIM-GRA":
-        meta["options"] = [{"key": k, "text": t} for k, t in _LETTER_OPTION.findall(question)]
+        meta["options"] = [{"key": k, "text": t} for k, t in LETTER_OPTION.findall(question)]
     elif bank == "CAT-GRA":
-        options = [{"key": k, "text": t} for k, t in _CODE_OPTION.findall(question)]
+        options = [{"key": k, "text": t} for k, t in CODE_OPTION.findall(question)]
         meta["options"] = options
         if options and "category" not in meta:
             meta["category"] = re.split(r"[：:]", options[0]["text"], maxsplit=1)[0].strip()
@@ -126,33 +135,103 @@ def _rows(path: Path, bank: str | None) -> list[Item]:
     return items
 
 
+def _gold_source(item: Item) -> str:
+    if item.task in _GOLD_LETTER:
+        return "bank"
+    return "derived" if item.answer is not None else "none"
+
+
+def file_kind(path: Path) -> str | None:
+    """`bank` (the name names a bank), `lite` (a `QuestionBank` column) or None."""
+    if bank_of(path):
+        return "bank"
+    with path.open(encoding="utf-8-sig", errors="replace", newline="") as handle:
+        header = next(csv.reader([handle.readline()]), [])
+    return "lite" if "QuestionBank" in [c.strip() for c in header] else None
+
+
+def _files(path: Path) -> tuple[list[Path], list[str]]:
+    """The files to read (bank files, then lite files) and the CSVs skipped."""
+    if path.is_file():
+        return [path], []
+    if not path.is_dir():
+        raise InputError(path, "file not found")
+    found = sorted(path.glob("*.csv"))
+    kinds = {f: file_kind(f) for f in found}
+    files = [f for f in found if kinds[f] == "bank"] + [f for f in found if kinds[f] == "lite"]
+    if not files:
+        raise InputError(
+            path,
+            "no CPG-EVAL bank files (*.csv with a bank in the name, or a "
+            "lite file with a QuestionBank column) in this folder",
+        )
+    return files, [f.name for f in found if kinds[f] is None]
+
+
+@dataclass
+class _Reading:
+    """What reading the files has gathered so far."""
+
+    items: list[Item] = field(default_factory=list)
+    repeated: RepeatedIds = field(default_factory=RepeatedIds)
+    from_banks: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Item id -> (question, file) of every row read from a bank file."""
+
+    def add(self, file: Path, kind: str) -> dict[str, Any]:
+        rows = _rows(file, bank_of(file) if kind == "bank" else None)
+        counts: Counter[str] = Counter()
+        for item in rows:
+            question = item.prompt.vars["text"]
+            seen = self.from_banks.get(item.id) if kind == "lite" else None
+            if seen is not None:
+                if seen[0] != question:
+                    raise InputError(
+                        file,
+                        f"id '{item.meta['source_id']}' has another question in {seen[1]}",
+                        line=item.meta["line"],
+                        field="question",
+                    )
+                counts["in_bank_files"] += 1
+                continue
+            if not self.repeated.admit(item.id, question, file, item.meta["line"], "question"):
+                counts["repeats"] += 1
+                continue
+            if kind == "bank":
+                self.from_banks[item.id] = (question, file.name)
+            self.items.append(item)
+            counts[item.task] += 1
+        banks = {b: n for b, n in counts.items() if b in BANKS}
+        return {
+            "file": file.name,
+            "kind": kind,
+            "rows": len(rows),
+            "items": sum(banks.values()),
+            "banks": banks,
+            "in_bank_files": counts["in_bank_files"],
+            "repeats": counts["repeats"],
+        }
+
+
 @dataset_format("cpg-eval")
 def read_released(path: Path) -> Dataset:
-    """A folder of released bank files, one bank file, or the lite file."""
-    if path.is_dir():
-        files = sorted(p for p in path.glob("*.csv") if bank_of(p))
-        if not files:
-            files = sorted(path.glob("*.csv"))
-        if not files:
-            raise InputError(path, "no CPG-EVAL bank files (*.csv) in this folder")
-    elif path.is_file():
-        files = [path]
-    else:
-        raise InputError(path, "file not found")
-    items: list[Item] = []
+    """A released folder read whole, one bank file, or the lite file."""
+    files, skipped = _files(path)
     digest = hashlib.sha256()
-    repeated = RepeatedIds()
+    reading = _Reading()
+    described = []
     for file in files:
         digest.update(file.read_bytes())
-        for item in _rows(file, bank_of(file)):
-            question = item.prompt.vars["text"]
-            if repeated.admit(item.id, question, file, item.meta["line"], field="question"):
-                items.append(item)  # an identical repeat (the lite file has some) is asked once
+        described.append(reading.add(file, file_kind(file) or "bank"))
+    golds = derive_golds(reading.items)
+    for entry in described:
+        of_file = (i for i in reading.items if i.meta["source_file"] == entry["file"])
+        entry["golds"] = dict(Counter(_gold_source(i) for i in of_file))
+    items = reading.items
     return Dataset(
         path=path,
         items=items,
         digest=digest.hexdigest(),
-        info={"format": "cpg-eval", "files": [f.name for f in files]},
+        info={"format": "cpg-eval", "files": described, "skipped": skipped, "golds": golds},
         lines={i.id: i.meta["line"] for i in items},
-        duplicates=repeated.dropped,
+        duplicates=reading.repeated.dropped,
     )

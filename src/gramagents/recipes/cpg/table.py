@@ -6,8 +6,20 @@ JSONL and YAML hold one point per record::
      "description": "...", "examples": ["..."], "confusers": ["..."]}
 
 CSV holds one sentence per row, with columns ``id, category, level, name, sentence`` and the
-optional ``description``, ``kind`` (``example`` or ``confuser``, default ``example``) and
-``language``. Rows of one point must agree on its category, level, name and description.
+optional ``description``, ``kind`` (``example`` or ``confuser``, default ``example``),
+``language`` and ``group``. Rows of one point must agree on its category, group, level, name
+and description.
+
+``name`` may be empty when the category alone names the point (the released label
+``陈述句``); the point is then shown as its category.
+
+``group`` sets the points a point is told apart from (CAT-GRA's options, `group-pairs`
+negatives) where that is not its category, as in the released CPG-EVAL banks, whose groups mix
+label prefixes. Without the field (or column) a point's group is its category; an empty value
+puts the point in no group.
+
+A sentence listed twice for one point is kept once, with a warning naming the file, line and
+field (the released CON-INS-F10 bank repeats one).
 
 A record, or a CSV row, that repeats an earlier one whole is dropped and listed (the build
 manifest's `source.duplicates`); the same point id (in CSV, point and sentence) with other
@@ -27,7 +39,7 @@ from ...sources.duplicates import RepeatedIds
 from ...sources.points import point_source
 
 REQUIRED = ("id", "category", "level", "name")
-OPTIONAL = ("description", "examples", "confusers", "language")
+OPTIONAL = ("description", "examples", "confusers", "language", "group")
 CSV_REQUIRED = (*REQUIRED, "sentence")
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
@@ -39,12 +51,15 @@ def detect_language(texts: list[str]) -> str:
 
 
 def read_grammar_table(
-    path: str | Path, dropped: list[dict[str, Any]] | None = None
+    path: str | Path,
+    dropped: list[dict[str, Any]] | None = None,
+    notes: list[str] | None = None,
 ) -> list[GrammarPoint]:
     """Read a grammar-point table; the format follows the file extension.
 
     A record (or CSV row) that repeats an earlier one whole is left out and listed in
-    `dropped`; the same id (point and sentence, in CSV) with other content is an error.
+    `dropped`; the same id (point and sentence, in CSV) with other content is an error. A
+    sentence a record lists twice is kept once, with a line in `notes`.
     """
     path = Path(path)
     suffix = path.suffix.lower()
@@ -55,9 +70,12 @@ def read_grammar_table(
     if not text.strip():
         raise InputError(path, "file is empty: no grammar points", line=1)
     found: list[dict[str, Any]] = []
-    points = readers[suffix](path, text, found)
+    said: list[str] = []
+    points = readers[suffix](path, text, found, said)
     if dropped is not None:
         dropped.extend(found)
+    if notes is not None:
+        notes.extend(said)
     if not points:
         raise InputError(path, "no grammar points found", line=1)
     return points
@@ -87,7 +105,19 @@ def _text_field(record: dict[str, Any], name: str, path: Path, line: int) -> str
     return value.strip()
 
 
-def _sentences(record: dict[str, Any], name: str, path: Path, line: int) -> list[str]:
+def _name(record: dict[str, Any], path: Path, line: int) -> str:
+    """A point's name; empty when the category alone names the point (`陈述句`)."""
+    value = record.get("name")
+    if value is None:
+        raise InputError(path, "missing", line=line, field="name")
+    if not isinstance(value, str):
+        raise InputError(path, "must be a string", line=line, field="name")
+    return value.strip()
+
+
+def _sentences(
+    record: dict[str, Any], name: str, path: Path, line: int, notes: list[str]
+) -> list[str]:
     value = record.get(name, [])
     if value is None:
         return []
@@ -96,15 +126,34 @@ def _sentences(record: dict[str, Any], name: str, path: Path, line: int) -> list
     cleaned = [s.strip() for s in value]
     if any(not s for s in cleaned):
         raise InputError(path, "contains an empty sentence", line=line, field=name)
+    kept = list(dict.fromkeys(cleaned))
+    for sentence in _repeated(cleaned):
+        notes.append(f"{path}:{line}: {name}: sentence '{sentence}' is listed twice; kept once")
+    return kept
+
+
+def _repeated(sentences: list[str]) -> list[str]:
     seen: set[str] = set()
-    for sentence in cleaned:
+    twice = []
+    for sentence in sentences:
         if sentence in seen:
-            raise InputError(path, f"sentence '{sentence}' is listed twice", line=line, field=name)
+            twice.append(sentence)
         seen.add(sentence)
-    return cleaned
+    return twice
 
 
-def _point_from_record(record: dict[str, Any], path: Path, line: int) -> GrammarPoint:
+def _group(value: Any, path: Path, line: int) -> str | None:
+    """A point's group: None (absent: its category), "" (none) or a name."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InputError(path, "must be a string", line=line, field="group")
+    return value.strip()
+
+
+def _point_from_record(
+    record: dict[str, Any], path: Path, line: int, notes: list[str]
+) -> GrammarPoint:
     unknown = sorted(set(record) - set(REQUIRED) - set(OPTIONAL))
     if unknown:
         raise InputError(
@@ -118,11 +167,11 @@ def _point_from_record(record: dict[str, Any], path: Path, line: int) -> Grammar
     if "level" not in record:
         raise InputError(path, "missing", line=line, field="level")
     level = _level(record["level"], path, line)
-    name = _text_field(record, "name", path, line)
-    examples = _sentences(record, "examples", path, line)
+    name = _name(record, path, line)
+    examples = _sentences(record, "examples", path, line, notes)
     if not examples:
         raise InputError(path, "needs at least one example sentence", line=line, field="examples")
-    confusers = _sentences(record, "confusers", path, line)
+    confusers = _sentences(record, "confusers", path, line, notes)
     language = record.get("language") or detect_language([name, *examples])
     if not isinstance(language, str):
         raise InputError(
@@ -131,6 +180,7 @@ def _point_from_record(record: dict[str, Any], path: Path, line: int) -> Grammar
     return GrammarPoint(
         id=point_id,
         category=category,
+        group=_group(record["group"], path, line) if "group" in record else None,
         level=level,
         name=name,
         description=str(record.get("description") or "").strip(),
@@ -141,12 +191,18 @@ def _point_from_record(record: dict[str, Any], path: Path, line: int) -> Grammar
     )
 
 
-def _read_jsonl(path: Path, text: str, dropped: list[dict[str, Any]]) -> list[GrammarPoint]:
-    points = [_point_from_record(obj, path, line) for line, obj in _text.iter_jsonl(path, text)]
+def _read_jsonl(
+    path: Path, text: str, dropped: list[dict[str, Any]], notes: list[str]
+) -> list[GrammarPoint]:
+    points = [
+        _point_from_record(obj, path, line, notes) for line, obj in _text.iter_jsonl(path, text)
+    ]
     return _text.unique_points(points, path, dropped)
 
 
-def _read_yaml(path: Path, text: str, dropped: list[dict[str, Any]]) -> list[GrammarPoint]:
+def _read_yaml(
+    path: Path, text: str, dropped: list[dict[str, Any]], notes: list[str]
+) -> list[GrammarPoint]:
     data, lines = _text.load_yaml_with_lines(path, text)
     if isinstance(data, dict) and set(data) == {"points"}:
         data = data["points"]
@@ -158,11 +214,13 @@ def _read_yaml(path: Path, text: str, dropped: list[dict[str, Any]]) -> list[Gra
     for index, record in enumerate(data):
         if not isinstance(record, dict):
             raise InputError(path, f"entry {index + 1} is not a mapping", line=None)
-        points.append(_point_from_record(record, path, lines.get(id(record), 1)))
+        points.append(_point_from_record(record, path, lines.get(id(record), 1), notes))
     return _text.unique_points(points, path, dropped)
 
 
-def _read_csv(path: Path, text: str, dropped: list[dict[str, Any]]) -> list[GrammarPoint]:
+def _read_csv(
+    path: Path, text: str, dropped: list[dict[str, Any]], notes: list[str]
+) -> list[GrammarPoint]:
     by_id: dict[str, dict[str, Any]] = {}
     rows = RepeatedIds("sentence")
     for line, row in _text.iter_csv(path, text, CSV_REQUIRED):
@@ -178,8 +236,9 @@ def _read_csv(path: Path, text: str, dropped: list[dict[str, Any]]) -> list[Gram
         header = {
             "category": _text_field(row, "category", path, line),
             "level": _level(row.get("level", ""), path, line),
-            "name": _text_field(row, "name", path, line),
+            "name": _name(row, path, line),
             "description": (row.get("description") or "").strip(),
+            "group": None if row.get("group") is None else row["group"].strip(),
         }
         entry = by_id.get(point_id)
         if entry is None:
@@ -206,33 +265,36 @@ def _read_csv(path: Path, text: str, dropped: list[dict[str, Any]]) -> list[Gram
         entry["examples" if kind == "example" else "confusers"].append(sentence)
 
     dropped.extend(rows.dropped)
-    points = []
-    for point_id, entry in by_id.items():
-        if not entry["examples"]:
-            raise InputError(
-                path, f"point '{point_id}' has no example rows", line=entry["line"], field="kind"
-            )
-        header = entry["header"]
-        points.append(
-            GrammarPoint(
-                id=point_id,
-                category=header["category"],
-                level=header["level"],
-                name=header["name"],
-                description=header["description"],
-                language=entry["language"] or detect_language([header["name"], *entry["examples"]]),
-                examples=entry["examples"],
-                confusers=entry["confusers"],
-                source=[SourceRef(path=str(path), line=n) for n in entry["lines"]],
-            )
+    return [_csv_point(point_id, entry, path) for point_id, entry in by_id.items()]
+
+
+def _csv_point(point_id: str, entry: dict[str, Any], path: Path) -> GrammarPoint:
+    """The point that a CSV table's rows of one id describe."""
+    if not entry["examples"]:
+        raise InputError(
+            path, f"point '{point_id}' has no example rows", line=entry["line"], field="kind"
         )
-    return points
+    header = entry["header"]
+    return GrammarPoint(
+        id=point_id,
+        category=header["category"],
+        group=header["group"],
+        level=header["level"],
+        name=header["name"],
+        description=header["description"],
+        language=entry["language"] or detect_language([header["name"], *entry["examples"]]),
+        examples=entry["examples"],
+        confusers=entry["confusers"],
+        source=[SourceRef(path=str(path), line=n) for n in entry["lines"]],
+    )
 
 
 @source_reader("grammar-table")
 def grammar_table_source(path: Path, options: ReadOptions) -> SourceData:
     """The build source: the points of `path`, one instance per sentence."""
     dropped: list[dict[str, Any]] = []
-    data = point_source(read_grammar_table(path, dropped), options)
+    notes: list[str] = []
+    data = point_source(read_grammar_table(path, dropped, notes), options)
     data.duplicates = dropped
+    data.warnings = notes
     return data

@@ -101,16 +101,16 @@ def layout_table(layout: Layout, run: EvalRun) -> str:
     tasks = [c.task for c in layout.columns]
     scored = [t for t in tasks if any(task == t for _, task in summary.tallies)]
     header = ["Model", *(f"{c.group} {c.header}".strip() for c in layout.columns), "Average"]
-    rows: list[list[object]] = [
-        [
-            "RANDOM",
-            *(Num(random.get(t)) for t in tasks),
-            Num(_mean(random.get(t) for t in scored or tasks)),
-        ]
-    ]
+    randoms = [random.get(t) for t in tasks]
+    baseline = (
+        _mean(random.get(t) for t in scored or tasks)
+        if layout.average_over == "scored"
+        else layout.average(randoms)
+    )
+    rows: list[list[object]] = [["RANDOM", *(Num(r) for r in randoms), Num(baseline)]]
     for model in run.manifest.models:
         scores = [summary.headline(model, t) for t in tasks]
-        rows.append([model, *(Num(s, shade=True) for s in scores), Num(_mean(scores))])
+        rows.append([model, *(Num(s, shade=True) for s in scores), Num(layout.average(scores))])
     return table(header, rows, name=f"layout:{layout.title}", row_classes=["baseline"])
 
 
@@ -277,8 +277,10 @@ def eval_overview(run: EvalRun, figures: Figures) -> str:
                     layout.title,
                     layout_table(layout, run),
                     (f"{layout.note} " if layout.note else "")
-                    + "Average is over the tasks this run scored; — marks a task the run "
-                    "does not have, or has no gold answers for.",
+                    + layout.average_note(
+                        run.tasks,
+                        [t for t in run.tasks if any(k == t for _, k in summary.tallies)],
+                    ),
                 )
             )
     for name, section in SECTIONS.all().items():
