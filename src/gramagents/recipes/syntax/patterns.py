@@ -12,9 +12,10 @@ Labels:
 - `.` any node: a phrase, a part-of-speech tag or a word;
 - `NP` a node labelled exactly `NP` (no function tags; trace indices never count);
   `NP-SBJ` exactly `NP-SBJ`; `-NONE-` an empty element; `'.'` the tag `.` (quoted, since
-  `.` alone means any node);
-- `VB@` a family: every label starting with `VB` (`VB`, `VBD`, `VBZ`, ...); `NP@` is any NP
-  whatever its function tags, `PP-LOC@` any `PP-LOC...`;
+  `.` alone means any node); function tags are compared in any order (`PP-PRD-LOC` is
+  `PP-LOC-PRD`);
+- `VB@` a family: every category starting with `VB` (`VB`, `VBD`, `VBZ`, ...), whatever its
+  function tags; `NP@` is any NP, `PP-LOC@` any PP whose tags include LOC;
 - `.-TMP` any node whose function tags include `TMP` (`.-TMP-PRD` needs both);
 - `~L` negation, `L&M` both, `L|M` either (`~` binds tightest, `|` loosest);
 - `$NAME` a named label expression from the patterns file's `labels:`.
@@ -33,7 +34,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from .trees import Node
+from .trees import Node, split_label
 
 Test = Callable[[Node], bool]
 Captures = dict[str, Node]
@@ -102,10 +103,13 @@ def _atom(text: str) -> Test:
         prefix = text[:-1]
         if not prefix:
             raise PatternError("'@' needs a label before it, as in VB@")
-        return lambda n: not n.is_word and n.label.startswith(prefix)
+        head, *tags = prefix.split("-")
+        needed = frozenset(t for t in tags if t)
+        return lambda n: not n.is_word and n.category.startswith(head) and needed <= n.tags
     if not text or any(c in text for c in "()~&|=*$"):
         raise PatternError(f"'{text}' is not a label")
-    return lambda n: not n.is_word and n.label == text
+    label = split_label(text)[0]
+    return lambda n: not n.is_word and n.label == label
 
 
 def _split_outside_quotes(text: str, separator: str) -> list[str]:
