@@ -78,6 +78,8 @@ class SyntaxQuestion(Record):
     """As a worked example shows it: `True`/`False`, an option letter, or the phrase."""
     phrase: str
     """The right answer phrase."""
+    asserted: str = ""
+    """True/False: the phrase the statement asserts (the right one or a wrong one)."""
     anchor: str
     blank: str
     """The question as fill-in-the-blank (what the back-checker is shown)."""
