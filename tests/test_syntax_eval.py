@@ -176,6 +176,31 @@ def test_correlations_between_question_types_across_models(dataset, tmp_path):
     assert kendall["TF Acc."][0] == "" and pearson["FITB F1"][3] == ""  # the diagonal
 
 
+def test_limit_takes_the_same_questions_zero_and_few_shot(dataset, in_tmp):
+    # `--limit N` counts questions (an item's `meta.question`), not items: a few-shot
+    # question comes with all its seeds, and zero- and few-shot ask the same N questions
+    from typer.testing import CliRunner
+
+    from gramagents.cli import app
+
+    outcome = CliRunner().invoke(
+        app,
+        ["eval", str(dataset), "--model", SCRIPTED[0], "--limit", "4", "--run-dir", "limited"],
+    )
+    assert outcome.exit_code == 0, outcome.output
+    items = [json.loads(line) for line in (dataset / "dataset.jsonl").open()]
+    question = {i["id"]: i["meta"]["question"] for i in items}
+    scores = [json.loads(line) for line in (in_tmp / "limited" / "scores.jsonl").open()]
+    for kind in ("TF", "MC", "FITB"):
+        zero = [question[r["item_id"]] for r in scores if r["task"] == f"SYNTAX-{kind}"]
+        few = [r for r in scores if r["task"] == f"SYNTAX-{kind}-FEWSHOT"]
+        assert len(zero) == len(set(zero)) == 4
+        assert {question[r["item_id"]] for r in few} == set(zero)
+        assert sorted(r["meta"]["seed"] for r in few) == [1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3]
+        # the first questions of a task reach four different points
+        assert len({r["meta"]["point"] for r in few}) == 4
+
+
 def test_one_model_gets_no_correlation_table(dataset, tmp_path):
     result = evaluate(dataset, tmp_path / "eval", SCRIPTED[:1], limit=9)
     report = result.report_path.read_text()
@@ -184,12 +209,12 @@ def test_one_model_gets_no_correlation_table(dataset, tmp_path):
 
 @pytest.mark.slow
 def test_the_embedded_model_zero_and_few_shot_over_three_seeds(dataset, tmp_path):
-    # three items per task: zero-shot, three questions; few-shot, one question and its seeds
-    result = evaluate(dataset, tmp_path / "eval", ["smollm2", *SCRIPTED[:2]], limit=3)
+    # one question per task (`--limit` counts questions): zero-shot one item, few-shot three
+    result = evaluate(dataset, tmp_path / "eval", ["smollm2", *SCRIPTED[:2]], limit=1)
     assert result.manifest.status == "complete"
     report = result.report_path.read_text()
     responses = [json.loads(line) for line in (tmp_path / "eval" / "responses.jsonl").open()]
-    assert sum(r["model"] == "smollm2" for r in responses) == 18
+    assert sum(r["model"] == "smollm2" for r in responses) == 12
     few = [r for r in responses if r["model"] == "smollm2" and r["task"].endswith("FEWSHOT")]
     assert {r["item_id"].rsplit("@s", 1)[1] for r in few} == {"1", "2", "3"}
 

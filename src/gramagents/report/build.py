@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..plugins import Registry
 from ..records import Instance, RunManifest
 from ..sources.duplicates import describe
 from ..workflow.nodes import BuildView
 from .markdown import markdown_table
+
+BuildSection = Callable[[RunManifest], list[str]]
+BUILD_SECTIONS: Registry[BuildSection] = Registry("build report section")
+"""Recipes' own sections of a build's report (markdown lines from the manifest; none when
+the build is not theirs)."""
+
+
+def build_report_section(name: str, section: BuildSection) -> BuildSection:
+    """Register a section of the build report."""
+    return BUILD_SECTIONS.register(name, section)
 
 
 @dataclass
@@ -90,6 +102,8 @@ def render_build_report(manifest: RunManifest, view: BuildView) -> str:
             ["stage", "counts"],
             [[s, ", ".join(f"{k} {v}" for k, v in c.items())] for s, c in manifest.stages.items()],
         )
+    for section in BUILD_SECTIONS.all().values():
+        lines += section(manifest)
     status = Counter(i.status for i in view.of_type(Instance) if i.origin == "agent")
     if status:
         lines += [

@@ -9,11 +9,13 @@ accuracy, the order-aware FITB F1, OA, and the paper's tables in the report.
 """
 
 from ...agents.base import agents_in
+from ...report.build import build_report_section
 from ...report.markdown import report_section
 from ...sources import SOURCES
 from ...tasks.registry import bank_builder_in
 from ...workflow.nodes import FILTERS, record_file
 from . import tasks  # noqa: F401 - the task specs every eval of a syntax bank needs
+from .build_report import syntax_build_sections
 from .records import SyntaxMatch, SyntaxQuestion, SyntaxTree
 from .report import syntax_sections
 
@@ -26,3 +28,4 @@ record_file(SyntaxTree, "trees.jsonl")
 record_file(SyntaxMatch, "matches.jsonl")
 record_file(SyntaxQuestion, "questions.jsonl")
 report_section("syntax", syntax_sections)
+build_report_section("syntax", syntax_build_sections)
