@@ -63,7 +63,7 @@ MID_POSITION = """( (S (NP-SBJ (DT The) (NN finding) )
 def test_mid_position_adverbs_are_adverbials_and_never_wrong_options(points):
     tree = parsed(MID_POSITION)
     assert answers(tree, points, "ADV") == {"will support": {"probably", "also", "soon"}}
-    for anchor, answer, wrong, unique in questions(tree, points, "ADV"):
+    for _, _, wrong, unique in questions(tree, points, "ADV"):
         assert not {"probably", "also", "soon"} & set(wrong)
         assert not unique  # three adverbials of one verb: no fill-in-the-blank
 
@@ -164,7 +164,7 @@ LIST = """( (S (NP-SBJ (NNS Investors) )
 def test_every_conjunct_of_a_list_is_right_and_none_is_a_wrong_option(points):
     tree = parsed(LIST)
     assert answers(tree, points, "CO") == {"stocks": {"bonds", "gold"}}
-    for anchor, answer, wrong, unique in questions(tree, points, "CO"):
+    for _, _, wrong, unique in questions(tree, points, "CO"):
         assert not {"bonds", "gold"} & set(wrong) and not unique
 
 

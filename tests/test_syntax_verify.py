@@ -78,16 +78,12 @@ def test_fill_in_the_blank_needs_the_only_right_answer(verifier):
 
 
 def test_a_key_no_pattern_gives_is_refused(verifier):
-    assert verifier.problem(question("FITB", "GS", "will support", "the plan")) == (
-        "key not found"
-    )
+    assert verifier.problem(question("FITB", "GS", "will support", "the plan")) == "key not found"
 
 
 def careless(found, pool):
     """Wrong answers as chosen before right answers were left out: every other phrase."""
-    return [
-        ([c.text for c in pool if not c.words & set(m.answer.words)], 0, True) for m in found
-    ]
+    return [([c.text for c in pool if not c.words & set(m.answer.words)], 0, True) for m in found]
 
 
 def test_a_build_with_careless_wrong_answers_keeps_no_question_with_two_right_ones(
@@ -95,9 +91,7 @@ def test_a_build_with_careless_wrong_answers_keeps_no_question_with_two_right_on
 ):
     monkeypatch.setattr(filters, "wrong_answers", careless)
     result = asyncio.run(
-        run_build(
-            "syntax-qa", BuildOptions(source=EXAMPLES, agents=False, run_dir=tmp_path / "b")
-        )
+        run_build("syntax-qa", BuildOptions(source=EXAMPLES, agents=False, run_dir=tmp_path / "b"))
     )
     stage = result.manifest.stages["questions"]
     dropped = {k: v for k, v in stage.items() if k.startswith("dropped")}
