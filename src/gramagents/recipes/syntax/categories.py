@@ -45,6 +45,7 @@ PHRASE_FORMS = {
     "SBARQ": "question", "INTJ": "interjection", "PRT": "particle",
 }  # fmt: skip
 NOUN_PHRASES = {"NP", "NX", "NAC", "WHNP"}
+CLAUSES = {"S", "SBAR", "SINV", "SQ", "SBARQ", "FRAG", "UCP"}
 
 
 def chain_shape(tree: ParsedTree, indices: tuple[int, ...]) -> str:
@@ -69,9 +70,14 @@ def chain_shape(tree: ParsedTree, indices: tuple[int, ...]) -> str:
 
 
 def category(node: Node) -> str:
-    """A phrase's category: its form, and the function tags that say what it does."""
+    """A phrase's category: its form, and the function tags that say what it does.
+
+    A clause that is an adverbial is a "clause" whatever its form: its function tag (TMP,
+    PRP, ADV, ...) says more of it than its complementizer does.
+    """
     tags = sorted(t for t in node.tags if t in MEANING_TAGS)
-    return ", ".join([phrase_form(node), *tags])
+    adverbial = node.category in CLAUSES and bool(node.tags & ADVERBIAL_TAGS)
+    return ", ".join(["clause" if adverbial else phrase_form(node), *tags])
 
 
 def phrase_form(node: Node) -> str:
