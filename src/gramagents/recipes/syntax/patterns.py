@@ -143,6 +143,9 @@ class NodePattern:
     """None: any children."""
     descend: NodePattern | None = None
     """`(L >* P)`: P matches this node or one below it through nodes that pass `test`."""
+    needed: int = 0
+    """How many children the node needs at least (its elements that do not repeat): a node
+    with fewer is passed over without trying the sequence."""
 
 
 @dataclass(frozen=True)
@@ -230,7 +233,8 @@ class _Parser:
         while self.peek() != ")":
             children.append(self.element())
         self.expect_close()
-        return NodePattern(test, capture, tuple(children) if children else None)
+        needed = sum(1 for c in children if not c.repeat)
+        return NodePattern(test, capture, tuple(children) if children else None, needed=needed)
 
     def expect_close(self) -> None:
         if self.take() != ")":
@@ -263,7 +267,7 @@ def captures_of(pattern: NodePattern) -> set[str]:
 
 def match_node(pattern: NodePattern, node: Node, captures: Captures) -> Iterator[Captures]:
     """Every way `pattern` matches at `node`, as the captures each way makes."""
-    if not pattern.test(node):
+    if len(node.children) < pattern.needed or not pattern.test(node):
         return
     if pattern.capture is not None:
         captures = {**captures, pattern.capture: node}

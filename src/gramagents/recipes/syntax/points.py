@@ -10,7 +10,7 @@ do not overlap the answer and are not a right answer to the same question.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +102,10 @@ class Points:
     hash: str
     specs: dict[str, PointSpec]
     patterns: list[CompiledPattern]
+
+    def only(self, point: str) -> Points:
+        """The same file with the patterns of one point only."""
+        return replace(self, patterns=[p for p in self.patterns if p.point == point])
 
 
 def load_points(name: str, wanted: list[str] | None = None) -> Points:

@@ -35,19 +35,23 @@ class Verifier:
 
     trees: dict[str, ParsedTree]
     points: Points
-    _found: dict[str, list[Found]] = field(default_factory=dict)
+    _found: dict[tuple[str, str], list[Found]] = field(default_factory=dict)
+    _by_point: dict[str, Points] = field(default_factory=dict)
 
-    def matches(self, tree_id: str) -> list[Found]:
-        """Every match of the full pattern set in a tree (computed once per tree)."""
-        found = self._found.get(tree_id)
+    def matches(self, tree_id: str, point: str) -> list[Found]:
+        """Every match of every pattern of a point in a tree (computed once)."""
+        found = self._found.get((tree_id, point))
         if found is None:
-            found = self._found[tree_id] = find_matches(self.trees[tree_id], self.points)
+            if point not in self._by_point:
+                self._by_point[point] = self.points.only(point)
+            found = find_matches(self.trees[tree_id], self._by_point[point])
+            self._found[tree_id, point] = found
         return found
 
     def right_answers(self, question: SyntaxQuestion) -> set[Said]:
         """The answers of every match of the question's point that answers the same question."""
         anchor = words(question.anchor)
-        found = [m for m in self.matches(question.tree_id) if m.point == question.point]
+        found = self.matches(question.tree_id, question.point)
         asked = [m for m in found if words(m.anchor.text) == anchor]
         verbs = {i for m in asked if m.chained for i in m.anchor.words}
         return {
