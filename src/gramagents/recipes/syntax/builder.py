@@ -181,7 +181,8 @@ def random_span(sentence: str, gold: str) -> dict[str, float]:
 def artifacts(folder: Path, view: BuildView, items: list[Item]) -> dict[str, Any]:
     """The manifest's `syntax`: question counts and the data files read.
 
-    Every question the trees allow per (type, point) (`candidates`, the paper's Table 4),
+    Every question the trees allow per (type, point) (`candidates`, the paper's Table 4;
+    MVP's True/False, those of the points it borrows from),
     questions per (type, point) in the test and exemplar sets (and how many of the test
     questions are borrowed from other points), the same per answer category (`categories`:
     rows of type, point, category, candidates, test, exemplars), flagged questions, and the
@@ -193,7 +194,7 @@ def artifacts(folder: Path, view: BuildView, items: list[Item]) -> dict[str, Any
     possible = [(c.type, matches[c.match]) for c in question_candidates(matches, borrowing)]
     test = [(q.type, q.point) for q in questions if q.role == "test"]
     info = {
-        "candidates": count_table((kind, m.point) for kind, m in possible),
+        "candidates": _with_borrowed(count_table((k, m.point) for k, m in possible), questions),
         "categories": _category_rows(possible, questions),
         "test": count_table(test),
         "exemplars": count_table((q.type, q.point) for q in questions if q.role == "exemplar"),
@@ -204,6 +205,21 @@ def artifacts(folder: Path, view: BuildView, items: list[Item]) -> dict[str, Any
         "flagged": sum(1 for q in questions if q.flags),
     }
     return {"syntax": info}
+
+
+def _with_borrowed(
+    counts: dict[str, dict[str, int]], questions: list[SyntaxQuestion]
+) -> dict[str, dict[str, int]]:
+    """Counts where a point that borrows its True/False questions (MVP) has its lenders' sum."""
+    point_of = {q.id: q.point for q in questions}
+    lenders: dict[str, set[str]] = defaultdict(set)
+    for question in questions:
+        if question.borrowed_from in point_of:
+            lenders[question.point].add(point_of[question.borrowed_from])
+    table = counts.get("TF", {})
+    table.update({p: sum(table.get(q, 0) for q in lent) for p, lent in lenders.items()})
+    ordered = sorted(table, key=point_order)
+    return {**counts, "TF": {p: table[p] for p in ordered}}
 
 
 def _category_rows(
