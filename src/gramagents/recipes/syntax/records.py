@@ -49,7 +49,7 @@ class SyntaxMatch(Record):
     """The phrase the question is about (its placeholder)."""
     answer: str
     category: str
-    """The answer's syntactic category (label without trace indices, or verb tags)."""
+    """The answer's syntactic category (`categories`: its form, or a verb chain's shape)."""
     wrong: list[str] = Field(default_factory=list)
     """The sentence's phrases that are no right answer, those of the answer's kind first."""
     same_kind: int = 0

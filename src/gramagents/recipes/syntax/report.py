@@ -119,7 +119,8 @@ def _main_table(manifest: RunManifest, summary: Summary, setting: str, suffix: s
         f"## Syntax-QA Table 2 layout: {setting}",
         "",
         f"Accuracy and FITB F1 in percent; {note}OA = (TF + MC + (FITB Acc. + FITB F1) / 2) / 3. "
-        "Random: 1/2, 1/4, and a uniform guess among the sentence's candidate phrases.",
+        "Random: 1/2, 1/4, and for a blank a uniformly random span of the sentence (the "
+        "paper's random answerer).",
         "",
         *markdown_table(["Model", *HEADERS, "OA"], rows),
         "",
