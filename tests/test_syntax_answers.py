@@ -228,3 +228,24 @@ def test_the_random_fitb_baseline_is_a_uniformly_random_span_of_the_sentence():
     scores = random_span("A b c.", "b c")
     assert scores["random_acc"] == pytest.approx(1 / 6)
     assert scores["random_f1"] == pytest.approx(expected_f1)
+
+
+@pytest.mark.parametrize(
+    ("text", "point", "category"),
+    [
+        # coordinated clauses take the form of the first: an infinitival relative
+        ("( (S (NP-SBJ (PRP They) ) (VP (VBD set) (PRT (RP up) ) (NP (NP (NNS rules) )"
+         " (SBAR (WHNP-1 (-NONE- 0) ) (S (S (NP-SBJ (-NONE- *-1) ) (VP (TO to) (VP (VB limit)"
+         " (NP (NNS prices) )))) (CC and) (S (NP-SBJ (-NONE- *-1) ) (VP (TO to) (VP (VB help)"
+         " (NP (NNS buyers) )))))))) (. .) ))", "ADJ", "to-infinitive relative clause"),
+        ("( (S (NP-SBJ (NNS People) ) (VP (VBP say) (SBAR (IN that) (S (NP-SBJ (PRP it) )"
+         " (VP (VBZ works) )))) (. .) ))", "DO", "that-clause"),
+        ("( (S (NP-SBJ (NP (DT the) (NN man) ) (SBAR (WHNP-1 (WP who) ) (S (NP-SBJ (-NONE- *T*-1) )"
+         " (VP (VBD left) )))) (VP (VBD smiled) ) (. .) ))", "ADJ", "relative clause (who)"),
+        ("( (S (NP-SBJ (PRP He) ) (VP (VBD left) (SBAR-TMP (IN before) (S (NP-SBJ (PRP we) )"
+         " (VP (VBD came) )))) (. .) ))", "ADV", "clause, TMP"),
+    ],
+)  # fmt: skip
+def test_phrases_are_grouped_by_form_and_function(points, text, point, category):
+    tree = parsed(text)
+    assert category in {m.category for m in find_matches(tree, points) if m.point == point}

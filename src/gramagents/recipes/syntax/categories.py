@@ -134,13 +134,23 @@ def _first_verb(node: Node) -> str | None:
     return None
 
 
+def _clause_vp(clause: Node) -> Node | None:
+    """A clause's VP; of coordinated clauses ("S and S"), the first one's."""
+    parts = [c for c in clause.children if not c.empty and not c.is_word]
+    vps = [c for c in parts if c.category == "VP"]
+    if vps:
+        return vps[0]
+    clauses = [c for c in parts if c.category == "S"]
+    return _clause_vp(clauses[0]) if clauses else None
+
+
 def _clause_form(node: Node) -> str:
     if "NOM" in node.tags:
         return "gerund clause"
-    vps = [c for c in node.children if c.category == "VP" and not c.empty]
-    if not vps:
+    vp = _clause_vp(node)
+    if vp is None:
         return "small clause"
-    first = _first_verb(vps[0])
+    first = _first_verb(vp)
     if first == "TO":
         return "to-infinitive clause"
     if first == "VBG":
@@ -177,8 +187,8 @@ def _sbar_form(node: Node) -> str:
 
 
 def _first_verb_of_clause(clause: Node) -> str | None:
-    vps = [c for c in clause.children if c.category == "VP" and not c.empty]
-    return _first_verb(vps[0]) if vps else None
+    vp = _clause_vp(clause)
+    return _first_verb(vp) if vp is not None else None
 
 
 def _verb_phrase_form(node: Node) -> str:
