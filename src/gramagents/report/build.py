@@ -72,6 +72,20 @@ def _relative(file: str, root: str | None) -> str:
         return file
 
 
+def _stages_and_sections(manifest: RunManifest) -> list[str]:
+    """The stages' counts, then the recipes' own sections."""
+    lines: list[str] = []
+    if manifest.stages:
+        lines += ["", "## Stages", "", "What each stage read, kept, flagged and removed.", ""]
+        lines += markdown_table(
+            ["stage", "counts"],
+            [[s, ", ".join(f"{k} {v}" for k, v in c.items())] for s, c in manifest.stages.items()],
+        )
+    for section in BUILD_SECTIONS.all().values():
+        lines += section(manifest)
+    return lines
+
+
 def render_build_report(manifest: RunManifest, view: BuildView) -> str:
     """The markdown report of a build run."""
     source = dict(manifest.source or {})
@@ -96,14 +110,7 @@ def render_build_report(manifest: RunManifest, view: BuildView) -> str:
         lines += ["## Duplicates", "", *repeats, ""]
     lines += ["## Banks", ""]
     lines += markdown_table(["task", "items"], [[t, n] for t, n in manifest.tasks.items()])
-    if manifest.stages:
-        lines += ["", "## Stages", "", "What each stage read, kept, flagged and removed.", ""]
-        lines += markdown_table(
-            ["stage", "counts"],
-            [[s, ", ".join(f"{k} {v}" for k, v in c.items())] for s, c in manifest.stages.items()],
-        )
-    for section in BUILD_SECTIONS.all().values():
-        lines += section(manifest)
+    lines += _stages_and_sections(manifest)
     status = Counter(i.status for i in view.of_type(Instance) if i.origin == "agent")
     if status:
         lines += [
