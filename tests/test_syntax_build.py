@@ -138,6 +138,69 @@ def test_few_shot_items_show_five_examples_of_the_same_point_and_type_per_seed(b
     assert sum(len(v) > 1 for v in by_question.values()) > len(by_question) / 2
 
 
+def test_every_item_names_its_test_question_and_a_few_shot_questions_seeds_share_it(built):
+    result, folder = built
+    test = {q["id"] for q in jsonl(folder / "questions.jsonl") if q["role"] == "test"}
+    for item in result.items:
+        assert item.meta["question"] == item.id.split("@s")[0] and item.meta["question"] in test
+    few = Counter(i.meta["question"] for i in result.items if i.task.endswith("-FEWSHOT"))
+    zero = {i.meta["question"] for i in result.items if not i.task.endswith("-FEWSHOT")}
+    assert set(few) == zero and set(few.values()) == {3}
+
+
+def test_the_random_fitb_baseline_of_an_item_is_that_of_a_random_span(built):
+    from gramagents.recipes.syntax.builder import random_span
+
+    result, _ = built
+    for item in (i for i in result.items if i.task == "SYNTAX-FITB"):
+        expected = random_span(item.prompt.vars["sentence"], item.answer)
+        assert (item.meta["random_acc"], item.meta["random_f1"]) == (
+            expected["random_acc"],
+            expected["random_f1"],
+        )
+        assert 0 < item.meta["random_f1"] < 1
+
+
+def report_table(report: str, title: str) -> list[list[str]]:
+    section = report.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("|")]
+    return [[c.strip() for c in row.strip("|").split("|")] for row in rows[2:]]
+
+
+def test_the_build_report_sets_its_counts_beside_the_papers_tables_1_and_4(built):
+    result, folder = built
+    info = result.manifest.artifacts["syntax"]
+    report = (folder / "report.md").read_text()
+    rows = report_table(report, "Syntax-QA questions beside the paper's Tables 1 and 4")
+    by_key = {(r[0], r[1]): r[2:] for r in rows}
+    assert by_key["MC", "GS"][0] == "106708" and by_key["MC", "GS"][4] == "105"
+    assert by_key["FITB", "ADJ"][0] == "58401" and by_key["FITB", "ADJ"][4] == "135"
+    for (kind, point), cells in by_key.items():
+        assert int(cells[2]) == info["candidates"][kind].get(point, 0)
+        assert int(cells[6]) == info["test"][kind].get(point, 0)
+    # the groups the sampling balances: per category, all questions and those drawn
+    categories = report_table(report, "Syntax-QA questions per answer category")
+    assert categories == [[str(c) for c in row] for row in info["categories"]]
+    alls: Counter = Counter()
+    drawn: Counter = Counter()
+    for kind, point, _, every, test, _ in info["categories"]:
+        alls[kind, point] += every
+        drawn[kind, point] += test
+    for kind, points in info["candidates"].items():
+        own = {p: n for p, n in points.items() if (kind, p) != ("TF", "MVP")}
+        assert {p: alls[kind, p] for p in own} == own
+    # MVP's True/False questions are those of GS, SC, DO and IO, as in the paper's Table 4
+    lent = info["candidates"]["TF"]
+    assert lent["MVP"] == sum(lent[p] for p in ("GS", "SC", "DO", "IO")) > 0
+    own = Counter(
+        (q["type"], q["point"])
+        for q in jsonl(folder / "questions.jsonl")
+        if q["role"] == "test" and not q["borrowed_from"]
+    )
+    assert +drawn == own
+    assert "The distractor verifier checked" in report
+
+
 def test_items_alternate_between_points_so_a_limit_sees_them_all(built):
     result, _ = built
     first = [i.meta["point"] for i in result.items if i.task == "SYNTAX-FITB"][:9]

@@ -176,6 +176,31 @@ def test_correlations_between_question_types_across_models(dataset, tmp_path):
     assert kendall["TF Acc."][0] == "" and pearson["FITB F1"][3] == ""  # the diagonal
 
 
+def test_limit_takes_the_same_questions_zero_and_few_shot(dataset, in_tmp):
+    # `--limit N` counts questions (an item's `meta.question`), not items: a few-shot
+    # question comes with all its seeds, and zero- and few-shot ask the same N questions
+    from typer.testing import CliRunner
+
+    from gramagents.cli import app
+
+    outcome = CliRunner().invoke(
+        app,
+        ["eval", str(dataset), "--model", SCRIPTED[0], "--limit", "4", "--run-dir", "limited"],
+    )
+    assert outcome.exit_code == 0, outcome.output
+    items = [json.loads(line) for line in (dataset / "dataset.jsonl").open()]
+    question = {i["id"]: i["meta"]["question"] for i in items}
+    scores = [json.loads(line) for line in (in_tmp / "limited" / "scores.jsonl").open()]
+    for kind in ("TF", "MC", "FITB"):
+        zero = [question[r["item_id"]] for r in scores if r["task"] == f"SYNTAX-{kind}"]
+        few = [r for r in scores if r["task"] == f"SYNTAX-{kind}-FEWSHOT"]
+        assert len(zero) == len(set(zero)) == 4
+        assert {question[r["item_id"]] for r in few} == set(zero)
+        assert sorted(r["meta"]["seed"] for r in few) == [1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3]
+        # the first questions of a task reach four different points
+        assert len({r["meta"]["point"] for r in few}) == 4
+
+
 def test_one_model_gets_no_correlation_table(dataset, tmp_path):
     result = evaluate(dataset, tmp_path / "eval", SCRIPTED[:1], limit=9)
     report = result.report_path.read_text()
@@ -184,12 +209,12 @@ def test_one_model_gets_no_correlation_table(dataset, tmp_path):
 
 @pytest.mark.slow
 def test_the_embedded_model_zero_and_few_shot_over_three_seeds(dataset, tmp_path):
-    # three items per task: zero-shot, three questions; few-shot, one question and its seeds
-    result = evaluate(dataset, tmp_path / "eval", ["smollm2", *SCRIPTED[:2]], limit=3)
+    # one question per task (`--limit` counts questions): zero-shot one item, few-shot three
+    result = evaluate(dataset, tmp_path / "eval", ["smollm2", *SCRIPTED[:2]], limit=1)
     assert result.manifest.status == "complete"
     report = result.report_path.read_text()
     responses = [json.loads(line) for line in (tmp_path / "eval" / "responses.jsonl").open()]
-    assert sum(r["model"] == "smollm2" for r in responses) == 18
+    assert sum(r["model"] == "smollm2" for r in responses) == 12
     few = [r for r in responses if r["model"] == "smollm2" and r["task"].endswith("FEWSHOT")]
     assert {r["item_id"].rsplit("@s", 1)[1] for r in few} == {"1", "2", "3"}
 
@@ -229,3 +254,53 @@ def test_a_model_without_chat_template_reads_the_continuation_prompt(smollm2, mo
     chat = smollm2.lm.tokenizer.decode(smollm2.render(request))
     assert "<|im_start|>system" in chat and "Answer: The answer is" not in chat
     assert Message(role="user", content=request.messages[-1].content).content in chat
+
+
+FAMILY = [
+    "scripted:syntax-stubborn?params=135M&family=toy",
+    "scripted:syntax-coin?params=1.7B&family=toy",
+    "scripted:syntax-oracle?params=360M&family=toy",
+]
+
+
+def test_a_family_of_models_is_shown_against_the_number_its_specs_carry(dataset, tmp_path):
+    from gramagents.recipes.syntax.series import series_charts
+    from gramagents.report.summary import summarize
+
+    result = evaluate(dataset, tmp_path / "eval", FAMILY)
+    report = result.report_path.read_text()
+    rows = table(report, "Syntax-QA series: OA against parameters (zero-shot)")
+    # ordered by size, each row the model's OA overall and per point (Table 8's cells)
+    assert [r[:3] for r in rows] == [
+        ["toy", "135M", FAMILY[0]], ["toy", "360M", FAMILY[2]], ["toy", "1.7B", FAMILY[1]]
+    ]  # fmt: skip
+    header = report.split("## Syntax-QA series: OA against parameters (zero-shot)", 1)[1]
+    points = [c.strip() for c in header.splitlines()[4].strip("|").split("|")][4:]
+    per_point = {row[0]: row[1:] for row in table(report, "Syntax-QA Table 8 layout")}
+    overall = {row[0]: row[5] for row in table(report, "Syntax-QA Table 2 layout: zero-shot")}
+    for row in rows:
+        assert row[3] == overall[row[2]] and row[4:] == per_point[row[2]]
+    assert points == ["GS", "SC", "DO", "IO", "MVP", "ADJ", "ADV", "CO", "PPA"]
+    # the viewer's chart: one line per point and one for all points, x the parameter count
+    summary = summarize(tmp_path / "eval" / "scores.jsonl")
+    charts = series_charts(result.manifest, summary)
+    titles = [c.title for c in charts]
+    assert "Syntax-QA OA against parameters (few-shot)" in titles
+    spec = charts[0].vega_lite()
+    values = spec["data"]["values"]
+    assert sorted({v["x"] for v in values}) == [1.35e8, 3.6e8, 1.7e9]
+    assert {v["point"] for v in values} == {"all points", *points}
+    assert spec["encoding"]["x"]["scale"]["type"] == "log"
+    assert "Syntax-QA OA against parameters" in (tmp_path / "eval" / "report.html").read_text()
+
+
+def test_a_series_number_that_is_no_number_is_one_clear_error(dataset, in_tmp):
+    from typer.testing import CliRunner
+
+    from gramagents.cli import app
+
+    outcome = CliRunner().invoke(
+        app, ["eval", str(dataset), "--model", "scripted:syntax-oracle?params=big", "--limit", "1"]
+    )
+    assert outcome.exit_code != 0 and "Traceback" not in outcome.output
+    assert "params must be a number such as 7B or 220000, not 'big'" in outcome.output

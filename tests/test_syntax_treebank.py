@@ -80,7 +80,9 @@ def test_empty_elements_and_trace_indices_are_not_printed(tmp_path):
     [
         ("NP-SBJ-1", "NP-SBJ", "NP", {"SBJ"}),
         ("NP=2", "NP", "NP", set()),
-        ("PP-LOC-CLR", "PP-LOC-CLR", "PP", {"LOC", "CLR"}),
+        # function tags in alphabetical order: the treebank writes both orders
+        ("PP-LOC-CLR", "PP-CLR-LOC", "PP", {"LOC", "CLR"}),
+        ("PP-PRD-LOC-1", "PP-LOC-PRD", "PP", {"LOC", "PRD"}),
         ("-NONE-", "-NONE-", "-NONE-", set()),
         ("-LRB-", "-LRB-", "-LRB-", set()),
         ("WHNP-12", "WHNP", "WHNP", set()),

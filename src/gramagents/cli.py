@@ -45,6 +45,15 @@ Limit = Annotated[
     int | None,
     typer.Option(min=1, help="Use at most N items per task (eval) or N grammar points (build)."),
 ]
+BuildLimit = Annotated[
+    int | None,
+    typer.Option(
+        "--limit",
+        min=1,
+        help="Read only the first N units of the source, per recipe: grammar points (cpg), "
+        "grammar items (gec), pages (grammar-book), items (edu), trees (syntax-qa).",
+    ),
+]
 Seed = Annotated[int | None, typer.Option(help="Seed for sampling and shuffles.")]
 Concurrency = Annotated[int, typer.Option(min=1, help="Requests in flight at once (API models).")]
 NoCache = Annotated[
@@ -95,7 +104,7 @@ def build(
         str | None, typer.Option(help="Model spec for every agent (default: the recipe's).")
     ] = None,
     run_dir: RunDir = None,
-    limit: Limit = None,
+    limit: BuildLimit = None,
     seed: Seed = None,
     concurrency: Concurrency = 16,
     no_cache: NoCache = False,

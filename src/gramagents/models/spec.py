@@ -10,10 +10,17 @@ Options after ``?`` are ``key=value`` pairs joined by ``&``; each backend says w
 Every backend also takes the decoding options (``temperature``, ``top_p``, ``seed``,
 ``max_tokens``): they replace the task's (or agent's) decoding for that model, so one model at
 two decoding settings is two specs, e.g. ``smollm2`` and ``smollm2?temperature=0.8&seed=1``.
+
+Every backend also takes the series options, which change no request and are read only by
+reports that plot a family of models against a number: ``params`` (parameter count),
+``tokens`` (training tokens of a checkpoint), ``step`` (training step), each a number with an
+optional K, M, B or T (``params=7B``, ``tokens=2.64T``), and ``family`` (the name of the
+series; default: the spec without its series options).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl
 
@@ -26,6 +33,9 @@ DECODING_OPTIONS: dict[str, type] = {
     "max_tokens": int,
 }
 """Spec options every backend takes: they override the decoding parameters of each request."""
+SERIES_OPTIONS = ("params", "tokens", "step", "family")
+"""Spec options every backend takes and no request uses: what a series plot reads."""
+_SCALE = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
 
 
 @dataclass(frozen=True)
@@ -52,7 +62,10 @@ class ModelSpec:
 
         The decoding options are taken by every backend (see `decoding`).
         """
-        known = known | set(DECODING_OPTIONS)
+        known = known | set(DECODING_OPTIONS) | set(SERIES_OPTIONS)
+        for name in SERIES_OPTIONS[:-1]:
+            if name in self.options:
+                series_number(self, name)
         unknown = sorted(set(self.options) - known)
         if unknown:
             listed = ", ".join(sorted(known)) or "none"
@@ -111,3 +124,20 @@ def decoding_overrides(spec: ModelSpec) -> dict[str, float | int]:
             raise SpecError(spec.raw, "max_tokens must be at least 1")
         overrides[name] = value
     return overrides
+
+
+def series_number(spec: ModelSpec, name: str) -> float | None:
+    """The value of a numeric series option (`params=7B` is 7e9); None when not given."""
+    raw = spec.options.get(name)
+    if raw is None:
+        return None
+    text = raw.strip().upper()
+    scale = _SCALE.get(text[-1:], None) if text[-1:].isalpha() else 1.0
+    number = text[:-1] if text[-1:].isalpha() else text
+    try:
+        value = float(number) * scale if scale is not None else math.nan
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise SpecError(spec.raw, f"{name} must be a number such as 7B or 220000, not '{raw}'")
+    return value

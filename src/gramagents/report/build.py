@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..plugins import Registry
 from ..records import Instance, RunManifest
 from ..sources.duplicates import describe
 from ..workflow.nodes import BuildView
 from .markdown import markdown_table
+
+BuildSection = Callable[[RunManifest], list[str]]
+BUILD_SECTIONS: Registry[BuildSection] = Registry("build report section")
+"""Recipes' own sections of a build's report (markdown lines from the manifest; none when
+the build is not theirs)."""
+
+
+def build_report_section(name: str, section: BuildSection) -> BuildSection:
+    """Register a section of the build report."""
+    return BUILD_SECTIONS.register(name, section)
 
 
 @dataclass
@@ -60,6 +72,20 @@ def _relative(file: str, root: str | None) -> str:
         return file
 
 
+def _stages_and_sections(manifest: RunManifest) -> list[str]:
+    """The stages' counts, then the recipes' own sections."""
+    lines: list[str] = []
+    if manifest.stages:
+        lines += ["", "## Stages", "", "What each stage read, kept, flagged and removed.", ""]
+        lines += markdown_table(
+            ["stage", "counts"],
+            [[s, ", ".join(f"{k} {v}" for k, v in c.items())] for s, c in manifest.stages.items()],
+        )
+    for section in BUILD_SECTIONS.all().values():
+        lines += section(manifest)
+    return lines
+
+
 def render_build_report(manifest: RunManifest, view: BuildView) -> str:
     """The markdown report of a build run."""
     source = dict(manifest.source or {})
@@ -84,12 +110,7 @@ def render_build_report(manifest: RunManifest, view: BuildView) -> str:
         lines += ["## Duplicates", "", *repeats, ""]
     lines += ["## Banks", ""]
     lines += markdown_table(["task", "items"], [[t, n] for t, n in manifest.tasks.items()])
-    if manifest.stages:
-        lines += ["", "## Stages", "", "What each stage read, kept, flagged and removed.", ""]
-        lines += markdown_table(
-            ["stage", "counts"],
-            [[s, ", ".join(f"{k} {v}" for k, v in c.items())] for s, c in manifest.stages.items()],
-        )
+    lines += _stages_and_sections(manifest)
     status = Counter(i.status for i in view.of_type(Instance) if i.origin == "agent")
     if status:
         lines += [

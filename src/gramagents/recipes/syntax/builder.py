@@ -6,14 +6,17 @@ about the question's own sentence (nor a copy of it elsewhere in the treebank), 
 per seed (three seeds by default): its id ends in `@sN`, its `meta.seed` is N and
 `meta.exemplars` names the examples. Where the exemplar set
 is too small for a point and type (a small treebank), other test questions of them fill the
-prompt (`fill_from_test`). Items of a task alternate between the points (and a few-shot
-question's seeds stay together), so `gramagents eval --limit N` still sees every point.
+prompt (`fill_from_test`). Every item names its test question in `meta.question` (a
+few-shot item's seeds share it), so `gramagents eval --limit N` takes N questions, the same
+ones zero- and few-shot; items of a task alternate between the points, so the first
+questions cover every point.
 """
 
 from __future__ import annotations
 
 import random
 from collections import defaultdict
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +26,9 @@ from ...records import Item, PromptParts
 from ...tasks.registry import BankBuilderSpec, BuildResources, bank_builder
 from ...workflow.nodes import BuildView
 from .filters import SyntaxFile
-from .metrics import fitb_scores
+from .metrics import words
 from .points import point_order
+from .questions import candidates as question_candidates
 from .questions import count_table
 from .records import TYPES, SyntaxMatch, SyntaxQuestion
 from .tasks import FEW_SHOT, TYPE_TASKS
@@ -70,7 +74,6 @@ def build(
     """Zero-shot items of every test question, then few-shot items, task by task."""
     assert isinstance(options, BankOptions)
     questions = view.of_type(SyntaxQuestion)
-    matches = {m.id: m for m in view.of_type(SyntaxMatch)}
     exemplars: dict[tuple[str, str], list[SyntaxQuestion]] = defaultdict(list)
     for question in questions:
         if question.role == "exemplar":
@@ -79,7 +82,7 @@ def build(
     for kind in TYPES:
         test = _interleaved([q for q in questions if q.role == "test" and q.type == kind])
         if TYPE_TASKS[kind] in tasks:
-            dataset += [_item(q, matches, TYPE_TASKS[kind], []) for q in test]
+            dataset += [_item(q, TYPE_TASKS[kind], []) for q in test]
         few = TYPE_TASKS[kind] + FEW_SHOT
         if few not in tasks:
             continue
@@ -97,7 +100,7 @@ def build(
                 if spare:
                     shots += rng.sample(spare, min(options.shots - len(shots), len(spare)))
                 if shots:
-                    dataset.append(_item(question, matches, few, shots, seed))
+                    dataset.append(_item(question, few, shots, seed))
     return dataset
 
 
@@ -112,12 +115,12 @@ def _shown(question: SyntaxQuestion) -> dict[str, Any]:
 
 def _item(
     question: SyntaxQuestion,
-    matches: dict[str, SyntaxMatch],
     task: str,
     shots: list[SyntaxQuestion],
     seed: int = 0,
 ) -> Item:
     meta: dict[str, Any] = {
+        "question": question.id,
         "point": question.point,
         "category": question.category,
         "type": question.type,
@@ -133,7 +136,7 @@ def _item(
     if question.borrowed_from:
         meta["borrowed_from"] = question.borrowed_from
     if question.type == "FITB":
-        meta.update(_random_guess(question, matches.get(question.match_id)))
+        meta.update(random_span(question.sentence, question.phrase))
     return Item(
         id=question.id if not shots else f"{question.id}@s{seed}",
         task=task,
@@ -146,29 +149,53 @@ def _item(
     )
 
 
-def _random_guess(question: SyntaxQuestion, match: SyntaxMatch | None) -> dict[str, float]:
-    """What a uniform guess among the sentence's phrases scores on a fill-in-the-blank question.
+@lru_cache(maxsize=4096)
+def random_span(sentence: str, gold: str) -> dict[str, float]:
+    """What a random answerer scores on a fill-in-the-blank question, in expectation.
 
-    The phrases are the answer and its wrong answers; the report's Random row averages this.
+    The paper's Random row is a model that answers at random (its Table 6: FITB accuracy
+    0.42 and F1 22.20 zero-shot); for a blank, a random answer is a stretch of the sentence:
+    every contiguous span of its words equally likely. Accuracy and F1 are those of the FITB
+    metric (`metrics.fitb_scores`), averaged exactly over all spans.
     """
-    guesses = [question.phrase, *(match.wrong if match else [])]
-    scores = [fitb_scores(g, question.phrase) for g in guesses]
-    return {
-        "random_acc": sum(s["acc"] for s in scores) / len(scores),
-        "random_f1": sum(s["f1"] for s in scores) / len(scores),
-    }
+    tokens, target = words(sentence), words(gold)
+    if not tokens or not target:
+        return {"random_acc": 0.0, "random_f1": 0.0}
+    hits = f1 = 0.0
+    for start in range(len(tokens)):
+        previous = [0] * (len(target) + 1)  # LCS of tokens[start:end] with each prefix of target
+        for end in range(start, len(tokens)):
+            current = [0]
+            for j, word in enumerate(target, start=1):
+                best = previous[j - 1] + 1 if tokens[end] == word else max(previous[j], current[-1])
+                current.append(best)
+            previous = current
+            common, length = current[-1], end - start + 1
+            if common:
+                f1 += 2 * common / (length + len(target))
+            hits += common == length == len(target)
+    spans = len(tokens) * (len(tokens) + 1) / 2
+    return {"random_acc": hits / spans, "random_f1": f1 / spans}
 
 
 def artifacts(folder: Path, view: BuildView, items: list[Item]) -> dict[str, Any]:
     """The manifest's `syntax`: question counts and the data files read.
 
-    Questions per (type, point) in the test and exemplar sets (and how many of the test
-    questions are borrowed from other points), flagged questions, and the patterns and
-    question-template files with their hashes.
+    Every question the trees allow per (type, point) (`candidates`, the paper's Table 4;
+    MVP's True/False, those of the points it borrows from),
+    questions per (type, point) in the test and exemplar sets (and how many of the test
+    questions are borrowed from other points), the same per answer category (`categories`:
+    rows of type, point, category, candidates, test, exemplars), flagged questions, and the
+    patterns and question-template files with their hashes.
     """
     questions = view.of_type(SyntaxQuestion)
+    matches = view.of_type(SyntaxMatch)
+    borrowing = {q.point for q in questions if q.borrowed_from}
+    possible = [(c.type, matches[c.match]) for c in question_candidates(matches, borrowing)]
     test = [(q.type, q.point) for q in questions if q.role == "test"]
     info = {
+        "candidates": _with_borrowed(count_table((k, m.point) for k, m in possible), questions),
+        "categories": _category_rows(possible, questions),
         "test": count_table(test),
         "exemplars": count_table((q.type, q.point) for q in questions if q.role == "exemplar"),
         "borrowed": count_table(
@@ -178,6 +205,37 @@ def artifacts(folder: Path, view: BuildView, items: list[Item]) -> dict[str, Any
         "flagged": sum(1 for q in questions if q.flags),
     }
     return {"syntax": info}
+
+
+def _with_borrowed(
+    counts: dict[str, dict[str, int]], questions: list[SyntaxQuestion]
+) -> dict[str, dict[str, int]]:
+    """Counts where a point that borrows its True/False questions (MVP) has its lenders' sum."""
+    point_of = {q.id: q.point for q in questions}
+    lenders: dict[str, set[str]] = defaultdict(set)
+    for question in questions:
+        if question.borrowed_from in point_of:
+            lenders[question.point].add(point_of[question.borrowed_from])
+    table = counts.get("TF", {})
+    table.update({p: sum(table.get(q, 0) for q in lent) for p, lent in lenders.items()})
+    ordered = sorted(table, key=point_order)
+    return {**counts, "TF": {p: table[p] for p in ordered}}
+
+
+def _category_rows(
+    possible: list[tuple[str, SyntaxMatch]], questions: list[SyntaxQuestion]
+) -> list[list[Any]]:
+    """[type, point, category, candidates, test, exemplars] per group, in the paper's order."""
+    counts: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
+    for kind, match in possible:
+        counts[kind, match.point, match.category][0] += 1
+    for question in questions:
+        if not question.borrowed_from:
+            column = 1 if question.role == "test" else 2
+            counts[question.type, question.point, question.category][column] += 1
+    order = {kind: i for i, kind in enumerate(TYPES)}
+    keys = sorted(counts, key=lambda k: (order[k[0]], point_order(k[1]), -counts[k][0], k[2]))
+    return [[*key, *counts[key]] for key in keys]
 
 
 bank_builder(

@@ -11,13 +11,25 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...records import Record
 from ...workflow.nodes import BuildView, FilterSpec, NodeEnv, NodeUpdate, filter_node, record_file
-from .points import POINTS, candidates, find_matches, load_points, point_order, wrong_answers
+from .points import (
+    POINTS,
+    Points,
+    candidates,
+    find_matches,
+    load_points,
+    load_points_file,
+    point_order,
+    wrong_answers,
+)
 from .questions import (
+    Candidate,
+    SampleSizes,
     balanced_sample,
     group_by_tuple,
     load_templates,
@@ -26,6 +38,7 @@ from .questions import (
 from .questions import candidates as question_candidates
 from .reader import TREES
 from .records import BORROWED, TYPES, SyntaxMatch, SyntaxQuestion, SyntaxTree
+from .verify import Verifier
 
 
 class SyntaxFile(Record):
@@ -109,17 +122,28 @@ class QuestionOptions(BaseModel):
 
 
 async def ask(view: BuildView, options: QuestionOptions, env: NodeEnv) -> NodeUpdate:
-    """Write and draw the questions."""
+    """Write and draw the questions; the verifier's checks decide which can be drawn."""
     matches = view.of_type(SyntaxMatch)
     points = sorted({m.point for m in matches}, key=point_order)
     templates = load_templates(options.questions, points)
     sentences = {t.id: t.sentence for t in view.of_type(SyntaxTree)}
-    borrowed = set(options.true_false_from)
-    possible = question_candidates(matches, borrowed)
+    possible = question_candidates(matches, set(options.true_false_from))
     groups = group_by_tuple(possible, matches)
-    sample = balanced_sample(
-        groups, options.k, options.exemplar_k, options.exemplars_per_point, env.seed
-    )
+    verifier = Verifier(view.context.get(TREES, {}), _full_patterns(view))
+    verdicts: dict[Candidate, bool] = {}
+    dropped: Counter[str] = Counter()
+
+    def accept(candidate: Candidate) -> bool:
+        if candidate not in verdicts:
+            written = write_question(candidate, matches, sentences, templates, "test", env.seed)
+            problem = verifier.problem(written)
+            if problem is not None:
+                dropped[f"dropped {candidate.type}: {problem}"] += 1
+            verdicts[candidate] = problem is None
+        return verdicts[candidate]
+
+    sizes = SampleSizes(options.k, options.exemplar_k, options.exemplars_per_point)
+    sample = balanced_sample(groups, sizes, env.seed, accept)
     made: list[BaseModel] = [
         SyntaxFile(id="questions", path=str(templates.path), hash=templates.hash)
     ]
@@ -127,18 +151,35 @@ async def ask(view: BuildView, options: QuestionOptions, env: NodeEnv) -> NodeUp
         written = [write_question(c, matches, sentences, templates, role, env.seed) for c in drawn]
         made += written
         made += _borrowed(written, options.true_false_from)
-    counts: Counter[str] = Counter()
-    for candidate in possible:  # every question the matches allow (the paper's Table 4)
-        counts[f"possible {candidate.type} {matches[candidate.match].point}"] += 1
-    order = {f"possible {t} {p}": (i, point_order(p)) for i, t in enumerate(TYPES)
-             for p in points}  # fmt: skip
-    tally = {key: counts[key] for key in sorted(counts, key=lambda k: order.get(k, (9, (0, k))))}
+    tally = _possible_counts(possible, matches, points)
     for question in made:
         if isinstance(question, SyntaxQuestion):
             key = f"{question.role} {question.type}"
             tally[key] = tally.get(key, 0) + 1
     tally["groups"] = len(groups)
+    tally["verified"] = len(verdicts)
+    tally.update(sorted(dropped.items()))
     return NodeUpdate(records=made, counts=tally)
+
+
+def _full_patterns(view: BuildView) -> Points:
+    """Every pattern of the patterns file the extraction read (all its points)."""
+    read = next((f for f in view.of_type(SyntaxFile) if f.id == "patterns"), None)
+    if read is None:
+        return load_points(ExtractOptions().patterns)
+    return load_points_file(Path(read.path))
+
+
+def _possible_counts(
+    possible: list[Candidate], matches: list[SyntaxMatch], points: list[str]
+) -> dict[str, int]:
+    """Every question the matches allow, per type and point (the paper's Table 4)."""
+    counts: Counter[str] = Counter()
+    for candidate in possible:
+        counts[f"possible {candidate.type} {matches[candidate.match].point}"] += 1
+    order = {f"possible {t} {p}": (i, point_order(p)) for i, t in enumerate(TYPES)
+             for p in points}  # fmt: skip
+    return {key: counts[key] for key in sorted(counts, key=lambda k: order.get(k, (9, (0, k))))}
 
 
 def _borrowed(questions: list[SyntaxQuestion], sources: dict[str, list[str]]) -> list[BaseModel]:

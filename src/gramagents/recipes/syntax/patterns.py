@@ -12,9 +12,10 @@ Labels:
 - `.` any node: a phrase, a part-of-speech tag or a word;
 - `NP` a node labelled exactly `NP` (no function tags; trace indices never count);
   `NP-SBJ` exactly `NP-SBJ`; `-NONE-` an empty element; `'.'` the tag `.` (quoted, since
-  `.` alone means any node);
-- `VB@` a family: every label starting with `VB` (`VB`, `VBD`, `VBZ`, ...); `NP@` is any NP
-  whatever its function tags, `PP-LOC@` any `PP-LOC...`;
+  `.` alone means any node); function tags are compared in any order (`PP-PRD-LOC` is
+  `PP-LOC-PRD`);
+- `VB@` a family: every category starting with `VB` (`VB`, `VBD`, `VBZ`, ...), whatever its
+  function tags; `NP@` is any NP, `PP-LOC@` any PP whose tags include LOC;
 - `.-TMP` any node whose function tags include `TMP` (`.-TMP-PRD` needs both);
 - `~L` negation, `L&M` both, `L|M` either (`~` binds tightest, `|` loosest);
 - `$NAME` a named label expression from the patterns file's `labels:`.
@@ -33,7 +34,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from .trees import Node
+from .trees import Node, split_label
 
 Test = Callable[[Node], bool]
 Captures = dict[str, Node]
@@ -102,10 +103,13 @@ def _atom(text: str) -> Test:
         prefix = text[:-1]
         if not prefix:
             raise PatternError("'@' needs a label before it, as in VB@")
-        return lambda n: not n.is_word and n.label.startswith(prefix)
+        head, *tags = prefix.split("-")
+        needed = frozenset(t for t in tags if t)
+        return lambda n: not n.is_word and n.category.startswith(head) and needed <= n.tags
     if not text or any(c in text for c in "()~&|=*$"):
         raise PatternError(f"'{text}' is not a label")
-    return lambda n: not n.is_word and n.label == text
+    label = split_label(text)[0]
+    return lambda n: not n.is_word and n.label == label
 
 
 def _split_outside_quotes(text: str, separator: str) -> list[str]:
@@ -139,6 +143,9 @@ class NodePattern:
     """None: any children."""
     descend: NodePattern | None = None
     """`(L >* P)`: P matches this node or one below it through nodes that pass `test`."""
+    needed: int = 0
+    """How many children the node needs at least (its elements that do not repeat): a node
+    with fewer is passed over without trying the sequence."""
 
 
 @dataclass(frozen=True)
@@ -226,7 +233,8 @@ class _Parser:
         while self.peek() != ")":
             children.append(self.element())
         self.expect_close()
-        return NodePattern(test, capture, tuple(children) if children else None)
+        needed = sum(1 for c in children if not c.repeat)
+        return NodePattern(test, capture, tuple(children) if children else None, needed=needed)
 
     def expect_close(self) -> None:
         if self.take() != ")":
@@ -259,7 +267,7 @@ def captures_of(pattern: NodePattern) -> set[str]:
 
 def match_node(pattern: NodePattern, node: Node, captures: Captures) -> Iterator[Captures]:
     """Every way `pattern` matches at `node`, as the captures each way makes."""
-    if not pattern.test(node):
+    if len(node.children) < pattern.needed or not pattern.test(node):
         return
     if pattern.capture is not None:
         captures = {**captures, pattern.capture: node}

@@ -10,7 +10,7 @@ do not overlap the answer and are not a right answer to the same question.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +19,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from ... import resources
 from ...errors import InputError
 from ...sources import _text
+from .categories import category, chain_shape
+from .metrics import words
 from .patterns import NodePattern, PatternError, captures_of, compile_pattern, find_all
-from .trees import Node, ParsedTree, Phrase, path_between, phrase, verb_chain
+from .trees import Node, ParsedTree, Phrase, path_between, phrase, verb_chain, without_appositive
 
 POINTS = ("GS", "SC", "DO", "IO", "MVP", "ADJ", "ADV", "CO", "PPA")
 """The paper's nine knowledge points, in the order of its Table 1."""
@@ -40,11 +42,16 @@ class Render(_Strict):
 
     text: str | None = None
     verbs: list[str] | None = Field(default=None, min_length=1, max_length=2)
+    appositive: bool = True
+    """With `text`: False prints a noun phrase without what commas set off after its head
+    ("Pierre Vinken", not "Pierre Vinken, 61 years old")."""
 
     @model_validator(mode="after")
     def _one(self) -> Render:
         if (self.text is None) == (self.verbs is None):
             raise ValueError("give either 'text: CAPTURE' or 'verbs: [CAPTURE, CAPTURE]'")
+        if self.verbs is not None and not self.appositive:
+            raise ValueError("'appositive' applies to 'text', not to 'verbs'")
         return self
 
     def names(self) -> list[str]:
@@ -59,7 +66,8 @@ class PatternSpec(_Strict):
     answer: Render
     anchor: Render
     category: str | None = None
-    """A capture whose label is the answer's category (default: the answer's own)."""
+    """A capture whose category is the answer's (default: the answer's own; see
+    `categories`)."""
 
 
 class PointSpec(_Strict):
@@ -95,13 +103,21 @@ class Points:
     specs: dict[str, PointSpec]
     patterns: list[CompiledPattern]
 
+    def only(self, point: str) -> Points:
+        """The same file with the patterns of one point only."""
+        return replace(self, patterns=[p for p in self.patterns if p.point == point])
+
 
 def load_points(name: str, wanted: list[str] | None = None) -> Points:
     """Load and compile a patterns file (under `prompts/`, user copies first).
 
     A mistake is one error naming the file, the line and the field (`points.GS.patterns[0]`).
     """
-    path = resources.find("prompts", name)
+    return load_points_file(resources.find("prompts", name), wanted)
+
+
+def load_points_file(path: Path, wanted: list[str] | None = None) -> Points:
+    """Load and compile the patterns file at `path` (see `load_points`)."""
     data, lines = _text.load_yaml_with_lines(path, _text.read_utf8(path))
     try:
         parsed = PatternsFile.model_validate(data)
@@ -155,38 +171,55 @@ class Found:
     anchor: Phrase
     answer: Phrase
     category: str
+    """The answer's syntactic category (`categories`), by which questions are sampled."""
+    kind: str
+    """The family of the answer (`kind_of`) that its wrong answers are preferably drawn from."""
+    chained: bool
+    """The anchor is a verb chain: matches whose chains share words ask about one verb."""
 
 
-def _render(tree: ParsedTree, render: Render, captures: dict[str, Node]) -> Phrase:
+def _render(tree: ParsedTree, render: Render, captures: dict[str, Node]) -> tuple[Phrase, Node]:
+    """The printed phrase, and the node it is printed from (a chain's lowest VP)."""
     if render.text is not None:
-        return phrase(tree, captures[render.text])
+        node = captures[render.text]
+        if not render.appositive:
+            node = without_appositive(node)
+        return phrase(tree, node), node
     names = render.verbs or []
-    top = captures[names[0]]
     bottom = captures[names[-1]]
-    return verb_chain(tree, path_between(top, bottom))
+    return verb_chain(tree, path_between(captures[names[0]], bottom)), bottom
 
 
 def find_matches(tree: ParsedTree, points: Points) -> list[Found]:
     """Every match of every pattern in the tree, each (point, anchor, answer) once.
 
     A match whose answer or placeholder prints as nothing (a trace, an understood subject) or
-    whose answer is its placeholder is no question.
+    whose answer shares words with its placeholder (a negation of the verb asked about) is
+    no question.
     """
     found: list[Found] = []
     seen: set[tuple[str, tuple[int, ...], tuple[int, ...]]] = set()
     for compiled in points.patterns:
         spec = compiled.spec
         for captures in find_all(compiled.pattern, tree.nodes):
-            answer = _render(tree, spec.answer, captures)
-            anchor = _render(tree, spec.anchor, captures)
-            if not answer.words or not anchor.words or answer.words == anchor.words:
+            answer, node = _render(tree, spec.answer, captures)
+            anchor, _ = _render(tree, spec.anchor, captures)
+            if not answer.words or not anchor.words or set(answer.words) & set(anchor.words):
                 continue
             key = (compiled.point, anchor.words, answer.words)
             if key in seen:
                 continue
             seen.add(key)
-            category = captures[spec.category].label if spec.category else answer.category
-            found.append(Found(compiled.point, compiled.index, anchor, answer, category))
+            chain = spec.answer.verbs is not None
+            if spec.category is not None:
+                named = category(captures[spec.category])
+            else:
+                named = chain_shape(tree, answer.words) if chain else category(node)
+            kind = "V" if chain else kind_of(node.category)
+            chained = spec.anchor.verbs is not None
+            found.append(
+                Found(compiled.point, compiled.index, anchor, answer, named, kind, chained)
+            )
     return found
 
 
@@ -222,9 +255,13 @@ class Candidate:
 
 
 def candidates(tree: ParsedTree) -> list[Candidate]:
-    """The sentence's phrases (and main verb phrases), each text once, in sentence order."""
+    """The sentence's phrases (and main verb phrases), in sentence order.
+
+    Phrases that read the same (`metrics.words`: "about 18%" and the quantity "about 18",
+    "You" and "you") are offered once.
+    """
     limit = MAX_SHARE * len(tree.words)
-    found: dict[str, Candidate] = {}
+    found: dict[tuple[str, ...], Candidate] = {}
     for node in tree.nodes:
         if node.is_word or node.empty or node.parent is None:
             continue
@@ -238,9 +275,29 @@ def candidates(tree: ParsedTree) -> list[Candidate]:
             kind = kind_of(node.category)
         else:
             continue
-        if printed.words and len(printed.words) <= limit and printed.text not in found:
-            found[printed.text] = Candidate(printed.text, frozenset(printed.words), kind)
+        said = words(printed.text)
+        if printed.words and said and len(printed.words) <= limit and said not in found:
+            found[said] = Candidate(printed.text, frozenset(printed.words), kind)
     return sorted(found.values(), key=lambda c: min(c.words))
+
+
+def same_question(found: list[Found]) -> list[list[Found]]:
+    """Per match, the matches of its point that answer the same question (itself included).
+
+    The same question: the placeholder reads the same (`metrics.words`), or, for a verb
+    placeholder, the two chains share a verb ("bought" and "bought and sold"; patterns that
+    print the chain from different VPs of one clause).
+    """
+    by_point: dict[str, list[Found]] = defaultdict(list)
+    for match in found:
+        by_point[match.point].append(match)
+    return [[o for o in by_point[m.point] if _alike(m, o)] for m in found]
+
+
+def _alike(one: Found, other: Found) -> bool:
+    if words(one.anchor.text) == words(other.anchor.text):
+        return True
+    return one.chained and other.chained and bool(set(one.anchor.words) & set(other.anchor.words))
 
 
 def wrong_answers(found: list[Found], pool: list[Candidate]) -> list[tuple[list[str], int, bool]]:
@@ -248,26 +305,21 @@ def wrong_answers(found: list[Found], pool: list[Candidate]) -> list[tuple[list[
 
     Wrong answers of the answer's kind (noun phrases for a noun phrase...) come first.
 
-    Matches of the same point whose placeholders print the same ask the same question: their
-    answers are all right, so none is a wrong answer to the others, and a question with
-    several right answers is not asked as fill-in-the-blank.
+    Every right answer to the same question (`same_question`) is left out, and so is every
+    phrase that shares words with one of them or with the placeholder, or reads the same as
+    one of them (`metrics.words`: case and punctuation aside). A question with several right
+    answers is not asked as fill-in-the-blank.
     """
-    right: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for match in found:
-        right[match.point, match.anchor.text].add(match.answer.text)
     results = []
-    for match in found:
-        answers = right[match.point, match.anchor.text]
-        kind = kind_of(match.category)
+    for match, alike in zip(found, same_question(found), strict=True):
+        taken = {i for other in alike for i in other.answer.words} | set(match.anchor.words)
+        said = {words(other.answer.text) for other in alike} | {words(match.anchor.text)}
         same: list[str] = []
-        other: list[str] = []
+        other_kind: list[str] = []
         for candidate in pool:
-            if (
-                candidate.text in answers
-                or candidate.text == match.anchor.text
-                or candidate.words & set(match.answer.words)
-            ):
+            if candidate.words & taken or words(candidate.text) in said:
                 continue
-            (same if candidate.kind == kind else other).append(candidate.text)
-        results.append(([*same, *other], len(same), len(answers) == 1))
+            (same if candidate.kind == match.kind else other_kind).append(candidate.text)
+        unique = len({words(other.answer.text) for other in alike}) == 1
+        results.append(([*same, *other_kind], len(same), unique))
     return results

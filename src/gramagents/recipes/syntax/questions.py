@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 import string
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -157,10 +157,16 @@ def group_by_tuple(
     return dict(sorted(groups.items()))
 
 
-def _draw(pool: list[Candidate], k: int, rng: random.Random) -> list[Candidate]:
-    """`k` of `pool` at random, different matches first.
+Accept = Callable[[Candidate], bool]
+
+
+def _draw(
+    pool: list[Candidate], k: int, rng: random.Random, accept: Accept | None = None
+) -> list[Candidate]:
+    """`k` of `pool` at random, different matches first, each one `accept` takes.
 
     Two forms of one True/False statement are drawn only when the group has too few matches.
+    A candidate `accept` refuses is passed over and the next one drawn instead.
     """
     shuffled = list(pool)
     rng.shuffle(shuffled)
@@ -169,11 +175,15 @@ def _draw(pool: list[Candidate], k: int, rng: random.Random) -> list[Candidate]:
     for candidate in shuffled:
         if len(picked) == k:
             return picked
-        if candidate.match not in used:
+        if candidate.match not in used and (accept is None or accept(candidate)):
             picked.append(candidate)
             used.add(candidate.match)
     chosen = set(picked)
-    picked += [c for c in shuffled if c not in chosen][: k - len(picked)]
+    for candidate in shuffled:
+        if len(picked) == k:
+            break
+        if candidate not in chosen and (accept is None or accept(candidate)):
+            picked.append(candidate)
     return picked
 
 
@@ -185,29 +195,39 @@ class Sample:
     exemplars: list[Candidate]
 
 
+@dataclass(frozen=True)
+class SampleSizes:
+    """How many questions the balanced sampling draws (the recipe's `k` and exemplar sizes)."""
+
+    k: int
+    exemplar_k: int
+    exemplars_per_point: int
+
+
 def balanced_sample(
     groups: dict[Group, list[Candidate]],
-    k: int,
-    exemplar_k: int,
-    exemplars_per_point: int,
+    sizes: SampleSizes,
     seed: int,
+    accept: Accept | None = None,
 ) -> Sample:
     """`k` per group for the test set, then the exemplar set from the rest.
 
     The exemplar set takes `exemplar_k` per group, topped up from the rest to
     `exemplars_per_point` per (type, point) where there are enough (a few-shot prompt shows
-    that many worked examples of its point and type).
+    that many worked examples of its point and type). Only candidates `accept` takes are
+    drawn (the verifier's check).
     """
+    k, exemplar_k, exemplars_per_point = sizes.k, sizes.exemplar_k, sizes.exemplars_per_point
     test: list[Candidate] = []
     exemplars: list[Candidate] = []
     left: dict[tuple[str, str], list[Candidate]] = defaultdict(list)
     have: dict[tuple[str, str], int] = defaultdict(int)
     for (kind, point, category), pool in groups.items():
         rng = random.Random(f"{seed}/sample/{kind}/{point}/{category}")
-        drawn = _draw(pool, k, rng)
+        drawn = _draw(pool, k, rng, accept)
         chosen = set(drawn)
         rest = [c for c in pool if c not in chosen]
-        more = _draw(rest, exemplar_k, rng)
+        more = _draw(rest, exemplar_k, rng, accept)
         taken = set(more)
         test += drawn
         exemplars += more
@@ -216,7 +236,8 @@ def balanced_sample(
     for (kind, point), rest in left.items():
         short = exemplars_per_point - have[kind, point]
         if short > 0 and rest:
-            exemplars += _draw(rest, short, random.Random(f"{seed}/exemplars/{kind}/{point}"))
+            rng = random.Random(f"{seed}/exemplars/{kind}/{point}")
+            exemplars += _draw(rest, short, rng, accept)
     return Sample(test, exemplars)
 
 
@@ -241,6 +262,7 @@ def write_question(
     rng = random.Random(f"{seed}/{qid}")
     same, other = match.wrong[: match.same_kind], match.wrong[match.same_kind :]
     options = None
+    asserted = ""
     if candidate.type == "TF":
         asserted = match.answer
         if candidate.form.startswith("incorrect"):
@@ -274,6 +296,7 @@ def write_question(
         options=options,
         answer=answer,
         phrase=match.answer,
+        asserted=asserted,
         anchor=match.anchor,
         blank=templates.ask(match.point, "FITB", match.anchor),
     )

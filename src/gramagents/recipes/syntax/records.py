@@ -49,7 +49,7 @@ class SyntaxMatch(Record):
     """The phrase the question is about (its placeholder)."""
     answer: str
     category: str
-    """The answer's syntactic category (label without trace indices, or verb tags)."""
+    """The answer's syntactic category (`categories`: its form, or a verb chain's shape)."""
     wrong: list[str] = Field(default_factory=list)
     """The sentence's phrases that are no right answer, those of the answer's kind first."""
     same_kind: int = 0
@@ -78,6 +78,8 @@ class SyntaxQuestion(Record):
     """As a worked example shows it: `True`/`False`, an option letter, or the phrase."""
     phrase: str
     """The right answer phrase."""
+    asserted: str = ""
+    """True/False: the phrase the statement asserts (the right one or a wrong one)."""
     anchor: str
     blank: str
     """The question as fill-in-the-blank (what the back-checker is shown)."""

@@ -26,7 +26,8 @@ Figures = dict[str, dict[tuple[str, str], float]]
 """Seed to (type, metric) to score."""
 
 
-def _pct(mean: float | None, std: float | None = None) -> str:
+def pct(mean: float | None, std: float | None = None) -> str:
+    """A score in percent (with its standard deviation after ±), — for none."""
     if mean is None:
         return "—"
     return f"{100 * mean:.2f}" + (f" ± {100 * std:.2f}" if std is not None else "")
@@ -47,7 +48,8 @@ def figures(summary: Summary, model: str, suffix: str, point: str | None = None)
     return found
 
 
-def _oa(per_seed: Figures) -> tuple[float | None, float | None]:
+def oa_of(per_seed: Figures) -> tuple[float | None, float | None]:
+    """Mean and standard deviation of OA over the seeds that have all four scores."""
     values = [
         overall(*(scores[c] for c in COLUMNS))
         for scores in per_seed.values()
@@ -57,11 +59,12 @@ def _oa(per_seed: Figures) -> tuple[float | None, float | None]:
 
 
 def _cells(per_seed: Figures) -> list[str]:
-    cells = [_pct(*mean_std([s[c] for s in per_seed.values() if c in s])) for c in COLUMNS]
-    return [*cells, _pct(*_oa(per_seed))]
+    cells = [pct(*mean_std([s[c] for s in per_seed.values() if c in s])) for c in COLUMNS]
+    return [*cells, pct(*oa_of(per_seed))]
 
 
-def _present(manifest: RunManifest, summary: Summary) -> list[tuple[str, str]]:
+def present_settings(manifest: RunManifest, summary: Summary) -> list[tuple[str, str]]:
+    """The settings (zero-shot, few-shot) some model of the run was evaluated in."""
     return [
         (setting, suffix)
         for setting, suffix in SETTINGS
@@ -86,15 +89,15 @@ def _random_row(manifest: RunManifest, summary: Summary, suffix: str) -> list[st
         ("FITB", "acc"): random.get(fitb),
         ("FITB", "f1"): f1,
     }
-    cells = [_pct(values[c]) for c in COLUMNS]
+    cells = [pct(values[c]) for c in COLUMNS]
     known = [values[c] for c in COLUMNS]
     oa = overall(*known) if all(v is not None for v in known) else None  # type: ignore[arg-type]
-    return ["Random", *cells, _pct(oa)]
+    return ["Random", *cells, pct(oa)]
 
 
 def syntax_sections(manifest: RunManifest, summary: Summary) -> list[str]:
     """The syntax tables of an eval run; nothing when the run has no syntax task."""
-    present = _present(manifest, summary)
+    present = present_settings(manifest, summary)
     if not present:
         return []
     lines: list[str] = []
@@ -116,14 +119,16 @@ def _main_table(manifest: RunManifest, summary: Summary, setting: str, suffix: s
         f"## Syntax-QA Table 2 layout: {setting}",
         "",
         f"Accuracy and FITB F1 in percent; {note}OA = (TF + MC + (FITB Acc. + FITB F1) / 2) / 3. "
-        "Random: 1/2, 1/4, and a uniform guess among the sentence's candidate phrases.",
+        "Random: 1/2, 1/4, and for a blank a uniformly random span of the sentence (the "
+        "paper's random answerer).",
         "",
         *markdown_table(["Model", *HEADERS, "OA"], rows),
         "",
     ]
 
 
-def _points(summary: Summary, manifest: RunManifest, suffix: str) -> list[str]:
+def point_names(summary: Summary, manifest: RunManifest, suffix: str) -> list[str]:
+    """The knowledge points some model of the run was scored on in a setting, in order."""
     seen: set[str] = set()
     for (model, task), aggregate in summary.aggregates.items():
         if model in manifest.models and task in {t + suffix for t in TYPE_TASKS.values()}:
@@ -132,10 +137,10 @@ def _points(summary: Summary, manifest: RunManifest, suffix: str) -> list[str]:
 
 
 def _point_table(manifest: RunManifest, summary: Summary, setting: str, suffix: str) -> list[str]:
-    points = _points(summary, manifest, suffix)
+    points = point_names(summary, manifest, suffix)
     rows = []
     for model in manifest.models:
-        rows.append([model, *(_pct(*_oa(figures(summary, model, suffix, p))) for p in points)])
+        rows.append([model, *(pct(*oa_of(figures(summary, model, suffix, p))) for p in points)])
     table = "Table 8" if not suffix else "Table 9"
     return [
         f"## Syntax-QA {table} layout: OA per knowledge point, {setting}",
@@ -148,14 +153,14 @@ def _point_table(manifest: RunManifest, summary: Summary, setting: str, suffix: 
 def _type_point_table(
     manifest: RunManifest, summary: Summary, setting: str, suffix: str
 ) -> list[str]:
-    points = _points(summary, manifest, suffix)
+    points = point_names(summary, manifest, suffix)
     rows = []
     for (kind, name), header in zip(COLUMNS, HEADERS, strict=True):
         for model in manifest.models:
             cells = []
             for point in points:
                 per_seed = figures(summary, model, suffix, point)
-                cells.append(_pct(*mean_std([s[kind, name] for s in per_seed.values()
+                cells.append(pct(*mean_std([s[kind, name] for s in per_seed.values()
                                              if (kind, name) in s])))  # fmt: skip
             rows.append([header, model, *cells])
     table = "Table 10" if not suffix else "Table 12"

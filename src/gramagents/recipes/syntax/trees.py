@@ -22,6 +22,17 @@ EDGE_PUNCTUATION = {",", ".", ":", "``", "''", "-LRB-", "-RRB-", "-LSB-", "-RSB-
 as "Pierre Vinken")."""
 VERB_TAGS = ("VB", "MD", "TO")
 NEGATIONS = {"not", "n't", "never"}
+PARTICLE = "PRT"
+JOINERS = {"CC", "CONJP", ","}
+"""What joins coordinated verbs or VPs in a chain ("buy, sell or hold")."""
+PASSED_OVER = {"ADVP", "PRN", ",", ":", "``", "''", "-LRB-", "-RRB-"}
+ADVERBIAL_TAGS = frozenset({"ADV", "TMP", "LOC", "MNR", "PRP", "DIR", "EXT"})
+ESCAPES = {"\\/": "/", "\\*": "*"}
+"""Penn Treebank escapes inside words: a slash or an asterisk after a backslash. Brackets and
+quotes are tokens of their own (`BRACKETS`, and the two quote tokens), made text when the
+sentence is detokenized."""
+CLOSING = ",;:.?!"
+"""Punctuation printed without a space before it."""
 _INDEX = re.compile(r"[-=]\d+$")
 
 
@@ -30,7 +41,9 @@ def split_label(raw: str) -> tuple[str, str, frozenset[str]]:
     """(label without trace indices, category, function tags) of a Penn Treebank label.
 
     `NP-SBJ-1` is (`NP-SBJ`, `NP`, {SBJ}); `NP=2` (gapping) is (`NP`, `NP`, {}); labels that
-    are themselves dashed (`-NONE-`, `-LRB-`) and punctuation tags are kept whole.
+    are themselves dashed (`-NONE-`, `-LRB-`) and punctuation tags are kept whole. Function
+    tags are put in alphabetical order, so that the treebank's `PP-LOC-PRD` and `PP-PRD-LOC`
+    are one label, `PP-LOC-PRD`.
     """
     if raw.startswith("-") and raw.endswith("-") and len(raw) > 2:
         return raw, raw, frozenset()
@@ -42,7 +55,8 @@ def split_label(raw: str) -> tuple[str, str, frozenset[str]]:
     category, *tags = label.split("-")
     if not category:  # a label starting with a dash that is not a known dashed tag
         return label, label, frozenset()
-    return label, category, frozenset(t for t in tags if t)
+    ordered = sorted({t for t in tags if t})
+    return "-".join([category, *ordered]), category, frozenset(ordered)
 
 
 @dataclass(eq=False, slots=True)
@@ -92,7 +106,11 @@ class ParsedTree:
     """Where each word is in `sentence` (character offsets)."""
 
     def text(self, indices: Iterable[int]) -> str:
-        """The words at `indices` as the sentence prints them; gaps become one space."""
+        """The words at `indices` as the sentence prints them.
+
+        A gap becomes one space, none before a comma or other closing punctuation
+        ("dumped, poured in and mixed").
+        """
         ordered = sorted(indices)
         if not ordered:
             return ""
@@ -103,7 +121,10 @@ class ParsedTree:
                 pieces.append(self.sentence[self.spans[run_start][0] : self.spans[previous][1]])
                 run_start = index
             previous = index
-        return " ".join(pieces)
+        joined = pieces[0]
+        for piece in pieces[1:]:
+            joined += ("" if piece[:1] in CLOSING else " ") + piece
+        return joined
 
 
 def convert(tree: Any) -> ParsedTree:
@@ -120,6 +141,7 @@ def convert(tree: Any) -> ParsedTree:
         first = len(words)
         for child in subtree:
             if isinstance(child, str):
+                child = unescape(child)
                 word = Node(child, child, frozenset(), is_word=True, parent=node)
                 if not hidden:
                     word.words = (len(words),)
@@ -136,6 +158,15 @@ def convert(tree: Any) -> ParsedTree:
     root = visit(tree, None, False)
     sentence, spans = align(words)
     return ParsedTree(root, nodes, words, tags, sentence, spans)
+
+
+def unescape(token: str) -> str:
+    """A treebank word as text: the escaped slash of a fraction is a slash ("1/2")."""
+    if "\\" not in token:
+        return token
+    for escaped, plain in ESCAPES.items():
+        token = token.replace(escaped, plain)
+    return token
 
 
 @lru_cache(maxsize=1)
@@ -210,54 +241,134 @@ def phrase(tree: ParsedTree, node: Node) -> Phrase:
     return Phrase(tree.text(words), words, node.label)
 
 
+def without_appositive(node: Node) -> Node:
+    """A noun phrase without what commas set off after its head.
+
+    "Pierre Vinken, 61 years old," is `(NP (NP Pierre Vinken) , (ADJP 61 years old) ,)`; its
+    head, "Pierre Vinken", is the subject the paper's Figure 1 asks for, and "61 years old"
+    one of its wrong options. A list ("A, B and C") is kept whole.
+    """
+    while node.category == "NP":
+        children = [c for c in node.children if not c.empty]
+        if (
+            len(children) < 3
+            or children[0].category != "NP"
+            or children[1].category != ","
+            or any(c.category in ("CC", "CONJP") for c in children)
+        ):
+            break
+        node = children[0]
+    return node
+
+
+def _is_verb_word(node: Node) -> bool:
+    """A verb, modal, infinitival `to` or negation (a part-of-speech node with its word)."""
+    if not node.preterminal or node.empty:
+        return False
+    word = node.children[0].label.lower()
+    return node.category.startswith(VERB_TAGS) or (node.category == "RB" and word in NEGATIONS)
+
+
 def _verb_words(node: Node) -> list[Node]:
-    """The verbs, modals, infinitival `to` and negations that are children of `node`."""
-    found = []
+    """The verb words that are children of `node`, with their particles and conjunctions.
+
+    Verbs, modals, infinitival `to` and negations; a particle (`PRT`: "pick *up*"); and the
+    conjunctions and commas between two verbs coordinated as words ("bought *and* sold").
+    """
+    found: list[Node] = []
+    pending: list[Node] = []
     for child in node.children:
-        if child.preterminal and not child.empty:
-            word = child.children[0].label
-            if child.category.startswith(VERB_TAGS) or (
-                child.category == "RB" and word.lower() in NEGATIONS
-            ):
-                found.append(child)
+        if child.empty:
+            continue
+        if _is_verb_word(child):
+            found += pending
+            pending = []
+            found.append(child)
+        elif child.category == PARTICLE and found:
+            found.append(child)
+        elif child.category in JOINERS and found:
+            pending.append(child)
+        elif child.category not in PASSED_OVER:
+            pending = []
+    return found
+
+
+def _is_between(node: Node) -> bool:
+    """What may stand between an auxiliary and the VP it governs: adverbials, asides."""
+    return (
+        node.empty
+        or node.category in PASSED_OVER
+        or bool(node.tags & ADVERBIAL_TAGS)
+        or (node.preterminal and node.category == "RB")
+    )
+
+
+def _governed_vp(node: Node) -> Node | None:
+    """The VP that continues the chain of `node`'s verb words, if any.
+
+    The first VP child after the last verb word, with only adverbials and asides between
+    ("had n't *yet* received"). A VP after an object is no part of the chain: in "passed a
+    resolution in 1985 condemning ...", "condemning" modifies the resolution.
+    """
+    children = [c for c in node.children if not c.empty]
+    verbs = [i for i, c in enumerate(children) if _is_verb_word(c)]
+    if not verbs:
+        vps = [c for c in children if c.category == "VP"]
+        return vps[0] if len(vps) == 1 else None
+    for child in children[verbs[-1] + 1 :]:
+        if child.category == "VP":
+            return child
+        if child.category != PARTICLE and not _is_between(child):
+            return None
+    return None
+
+
+def _coordinated(node: Node) -> list[Node] | None:
+    """The verb words of coordinated VPs (`VP and VP`), with the conjunctions; None if not."""
+    children = [c for c in node.children if not c.empty]
+    vps = [c for c in children if c.category == "VP"]
+    if len(vps) < 2 or any(_is_verb_word(c) for c in children):
+        return None
+    found: list[Node] = []
+    pending: list[Node] = []
+    for child in children:
+        if child.category == "VP":
+            chain = _chain_below(child)
+            if chain:
+                found += pending + chain
+            pending = []
+        elif child.category in JOINERS and found:
+            pending.append(child)
     return found
 
 
 def _chain_below(node: Node) -> list[Node]:
-    """Verb words from `node` down its verb phrases.
+    """Verb words from `node` down the VPs its auxiliaries govern.
 
-    One VP child continues the chain; coordinated VPs each give theirs, joined by their
-    conjunction.
+    Coordinated VPs each give theirs, joined by their conjunction ("pick up and go").
     """
-    words = _verb_words(node)
-    vps = [c for c in node.children if c.category == "VP" and not c.empty]
-    if len(vps) == 1:
-        return words + _chain_below(vps[0])
-    if len(vps) > 1:
-        for child in node.children:
-            if child in vps:
-                words += _chain_below(child)
-            elif child.category == "CC" and not child.empty:
-                words.append(child)
-    return words
+    coordinated = _coordinated(node)
+    if coordinated is not None:
+        return coordinated
+    governed = _governed_vp(node)
+    return _verb_words(node) + (_chain_below(governed) if governed is not None else [])
 
 
 def verb_chain(tree: ParsedTree, path: list[Node]) -> Phrase:
     """The main verb phrase along `path`, VP nodes from the clause's VP down.
 
-    Auxiliaries, negation and the main verb: "will join", "does n't know" (printed
-    "doesn't know").
+    Auxiliaries, negation, the main verb and its particle: "will join", "does n't know"
+    (printed "doesn't know"), "to pick up and go".
 
-    Every node on the path gives its own verb words; the last continues down its VP children.
-    The category is the part-of-speech tags of the chain ("MD VB").
+    Every node on the path gives its own verb words; the last continues down the VPs it
+    governs. The category is the chain's shape (`chain_shape`: "modal", "past passive").
     """
     found: list[Node] = []
     for node in path[:-1]:
         found += _verb_words(node)
     found += _chain_below(path[-1])
-    indices = tuple(sorted({w.start for w in found}))
-    tags = " ".join(tree.tags[i] for i in indices)
-    return Phrase(tree.text(indices), indices, tags)
+    indices = tuple(sorted({i for w in found for i in w.words}))
+    return Phrase(tree.text(indices), indices, "VP")
 
 
 def path_between(top: Node, bottom: Node) -> list[Node]:

@@ -227,6 +227,38 @@ def agreement_scatter(report: dict[str, Any]) -> Figure | None:
     return Figure(title, _config(chart), "Points on the dashed diagonal: judge and humans agree.")
 
 
+def series_lines(
+    rows: list[dict[str, Any]], x_title: str, y_title: str, order: list[str], log_x: bool
+) -> Any:
+    """Scores of a family of models against a number (a checkpoint's step, a model's size).
+
+    `rows`: {"x", "shown", "point", "oa", "model", "family"}; one line per `point` (in
+    `order`), one panel per family when there are several; a log scale for sizes.
+    """
+    import altair as alt
+
+    scale = alt.Scale(type="log") if log_x else alt.Scale(zero=False)
+    chart = (
+        alt.Chart(alt.Data(values=rows))
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("x:Q", title=x_title, scale=scale),
+            y=alt.Y("oa:Q", title=y_title),
+            color=alt.Color("point:N", sort=order, title=None),
+            tooltip=[
+                "model:N",
+                "point:N",
+                alt.Tooltip("shown:N", title=x_title),
+                alt.Tooltip("oa:Q", format=".2f", title=y_title),
+            ],
+        )
+        .properties(width=360, height=260)
+    )
+    if len({r["family"] for r in rows}) > 1:
+        chart = chart.facet(column=alt.Column("family:N", title=None))
+    return _config(chart)
+
+
 GOOD = ("accepted", "kept", "rewritten", "generated", "items", "parsed", "written", "points")
 WARN = ("flagged", "review", "edited")
 BAD = ("rejected", "removed", "failed", "refused", "dropped", "duplicates", "invalid")
