@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..records import Instance, RunManifest
+from ..records import BuildManifest
+from ..runtime.rundir import iter_jsonl
 from ..sources.duplicates import describe
-from ..workflow.nodes import BuildView
 from .markdown import markdown_table
 
 
@@ -60,8 +60,17 @@ def _relative(file: str, root: str | None) -> str:
         return file
 
 
-def render_build_report(manifest: RunManifest, view: BuildView) -> str:
-    """The markdown report of a build run."""
+def _generated(folder: Path) -> Counter[str]:
+    """How many sentences the agents wrote, by status, as `instances.jsonl` holds them."""
+    return Counter(
+        str(i.get("status"))
+        for i in iter_jsonl(folder / "instances.jsonl", skip_unreadable=True)
+        if i.get("origin") == "agent"
+    )
+
+
+def render_build_report(manifest: BuildManifest, folder: Path) -> str:
+    """The markdown report of a build run, from its manifest and the records in `folder`."""
     source = dict(manifest.source or {})
     files = source.pop("files", [])
     path = source.pop("path", "?")
@@ -90,7 +99,7 @@ def render_build_report(manifest: RunManifest, view: BuildView) -> str:
             ["stage", "counts"],
             [[s, ", ".join(f"{k} {v}" for k, v in c.items())] for s, c in manifest.stages.items()],
         )
-    status = Counter(i.status for i in view.of_type(Instance) if i.origin == "agent")
+    status = _generated(folder)
     if status:
         lines += [
             "",
@@ -98,8 +107,8 @@ def render_build_report(manifest: RunManifest, view: BuildView) -> str:
             + ", ".join(f"{n} {s}" for s, n in sorted(status.items()))
             + ". Every verdict is in `instances.jsonl` (provenance.checks).",
         ]
-    if view.flags:
-        lines += ["", f"{len(view.flags)} records flagged for review."]
+    if manifest.flagged:
+        lines += ["", f"{manifest.flagged} records flagged for review."]
     if manifest.review:
         lines += [
             f"Review file: `{manifest.review.get('file')}` ({manifest.review.get('rows')} rows)."
