@@ -106,7 +106,7 @@ def test_a_resume_after_a_template_edit_is_refused_or_asks_only_what_the_edit_to
         evaluate(dataset, run)
     message = str(refused.value)
     assert "prompts/t/a.md" in message and "prompts/t/b.md" not in message
-    assert "5 records" in message and "--resume-changed=reask" in message
+    assert "5 answers" in message and "--resume-changed=reask" in message
     assert {name: (run / name).read_bytes() for name in before} == before  # nothing touched
     assert ASKED == []
 
@@ -132,7 +132,7 @@ def test_a_resume_after_a_rubric_edit_rejudges_only_that_rubric_s_items(in_tmp):
     evaluate(dataset, in_tmp / "run", **options)
     rubric = in_tmp / "rubrics" / "text-writing.md"
     rubric.write_text(rubric.read_text(encoding="utf-8").replace("rubric", "rubric (edited)", 1))
-    with pytest.raises(RunError, match=r"rubrics/text-writing \(sha256 .*3 records"):
+    with pytest.raises(RunError, match=r"rubrics/text-writing \(sha256 .*3 answers"):
         evaluate(dataset, in_tmp / "run", **options)
     resumed = evaluate(dataset, in_tmp / "run", resume_changed="reask", **options)
     assert resumed.judge["requests_sent"] == resumed.counts.requests_sent == 3  # EDU-TW's

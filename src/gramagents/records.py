@@ -351,7 +351,7 @@ class ManifestBase(Record):
     models: list[str] = Field(default_factory=list)
     """The models' names: spec without endpoint or transport options (`ModelSpec.label`)."""
     endpoints: dict[str, str] = Field(default_factory=dict)
-    """Per model that has one, the server it was asked on (its base URL)."""
+    """Per model, the server it was asked on (its base URL, without credentials), or `local`."""
     seed: int
     versions: dict[str, str] = Field(default_factory=dict)
     hashes: dict[str, str] = Field(default_factory=dict)

@@ -109,25 +109,29 @@ def render_build_report(manifest: BuildManifest, folder: Path) -> str:
         ]
     if manifest.flagged:
         lines += ["", f"{manifest.flagged} records flagged for review."]
-    if manifest.review:
-        lines += [
-            f"Review file: `{manifest.review.get('file')}` ({manifest.review.get('rows')} rows)."
-        ]
-        decisions = manifest.review.get("decisions")
-        if decisions:
-            listed = ", ".join(f"{n} {d}" for d, n in decisions.items())
-            lines += [
-                f"Decisions imported from `{manifest.review.get('imported_from')}`: {listed}."
-            ]
-        validation = manifest.review.get("validation")
-        if validation:
-            lines += [
-                f"Human validation: {validation['valid']} of {validation['decided']} sampled "
-                f"sentences judged valid ({validation['valid_pct']:.1f} %); "
-                f"{validation['sampled']} were sampled."
-            ]
+    lines += _review_lines(manifest)
     warnings = (manifest.artifacts or {}).get("warnings")
     if warnings:
         lines += ["", f"## Warnings ({len(warnings)})", "", *(f"- {w}" for w in warnings[:50])]
     lines.append("")
     return "\n".join(lines)
+
+
+def _review_lines(manifest: BuildManifest) -> list[str]:
+    """What the report says of the review file and the decisions imported from it."""
+    if not manifest.review:
+        return []
+    lines: list[str] = []
+    lines += [f"Review file: `{manifest.review.get('file')}` ({manifest.review.get('rows')} rows)."]
+    decisions = manifest.review.get("decisions")
+    if decisions:
+        listed = ", ".join(f"{n} {d}" for d, n in decisions.items())
+        lines += [f"Decisions imported from `{manifest.review.get('imported_from')}`: {listed}."]
+    validation = manifest.review.get("validation")
+    if validation:
+        lines += [
+            f"Human validation: {validation['valid']} of {validation['decided']} sampled "
+            f"sentences judged valid ({validation['valid_pct']:.1f} %); "
+            f"{validation['sampled']} were sampled."
+        ]
+    return lines

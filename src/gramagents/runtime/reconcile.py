@@ -203,10 +203,12 @@ def _rewrite(path: Path, drop: set[int]) -> None:
 
 
 def count_stale(run: Run, stale: Stale) -> int:
-    """How many (model, item) of the folder's records `stale` covers."""
+    """How many scored (model, item) of the folder `stale` covers.
+
+    A response without its score is asked again whatever changed, so it mixes nothing.
+    """
     found: set[tuple[str, str]] = set()
-    for name in (RESPONSES, SCORES):
-        for _, _, record in _lines(run.file(name)):
-            if record is not None and stale(str(record["model"]), str(record["item_id"])):
-                found.add((str(record["model"]), str(record["item_id"])))
+    for _, _, record in _lines(run.file(SCORES)):
+        if record is not None and stale(str(record["model"]), str(record["item_id"])):
+            found.add((str(record["model"]), str(record["item_id"])))
     return len(found)

@@ -224,22 +224,24 @@ class Run:
     def check_changes(
         self,
         changes: Mapping[str, tuple[str, str]],
-        affected: int,
+        affected: int | None,
         policy: ResumeChanged,
     ) -> list[InputChange]:
-        """Refuse a resume whose inputs changed under `affected` records.
+        """Refuse a resume whose inputs changed under `affected` answers (None: all of them).
 
         With `reask`, the changes are returned for the manifest instead (the caller sets those
         records aside).
         """
         if not changes:
             return []
-        if policy != "reask" and affected:
+        if policy != "reask" and affected != 0:
             listed = ", ".join(_describe_change(k, *v) for k, v in sorted(changes.items()))
+            under = (
+                "" if affected is None else f" ({affected} answers made under the earlier inputs)"
+            )
             raise RunError(
-                f"{self.path}: changed since its records were made: {listed} ({affected} "
-                "records made under the earlier inputs); re-run with --resume-changed=reask to "
-                "ask those again, or use another folder"
+                f"{self.path}: changed since its records were made: {listed}{under}; re-run "
+                "with --resume-changed=reask to make those again, or use another folder"
             )
         at = now_iso()
         return [

@@ -169,74 +169,63 @@ async def run_build(
             models[spec] = Model(create_backend(spec, settings), cache)
         for model in models.values():
             await model.backend.check()
-        return await _build_in(
-            Run.open(options.run_dir, "build"),
-            recipe,
-            recipe_file,
-            options,
-            seed,
-            source,
-            cache,
-            models,
-            progress,
-        )
+        job = _Build(recipe, recipe_file, options, seed, source, cache, models, progress)
+        return await _build_in(Run.open(options.run_dir, "build"), job)
     finally:
         progress.stop()
         await _close(models, cache)
 
 
-async def _build_in(
-    run: Run,
-    recipe: Recipe,
-    recipe_file: Path,
-    options: BuildOptions,
-    seed: int,
-    source: SourceData,
-    cache: Cache,
-    models: dict[str, Model],
-    progress: ProgressSink,
-) -> BuildResult:
+@dataclass
+class _Build:
+    """What one build runs with, gathered and checked before its folder is opened."""
+
+    recipe: Recipe
+    recipe_file: Path
+    options: BuildOptions
+    seed: int
+    source: SourceData
+    cache: Cache
+    models: dict[str, Model]
+    progress: ProgressSink
+
+
+async def _build_in(run: Run, job: _Build) -> BuildResult:
     """Run the build graph in the opened folder, then finish it (or settle its failure)."""
     with run:
-        manifest = _new_manifest(run, recipe, recipe_file, options, seed, source, models)
-        _check_resume(run, manifest, options.resume_changed)
+        manifest = _new_manifest(run, job)
+        _check_resume(run, manifest, job.options.resume_changed)
         run.write_manifest(manifest)
-        context = _build_context(recipe, options, seed, cache, models, source, progress)
+        context = _build_context(job)
         try:
             state = await build_graph(context.stages, context.builder_name).ainvoke(
-                _initial_state(source),
+                _initial_state(job.source),
                 config={
                     "configurable": {"build": context},
                     "recursion_limit": 16 + 4 * len(context.stages),
                     "max_concurrency": MAX_AGENT_CALLS_IN_FLIGHT,
                 },
             )
-            progress.stop()
-            view = BuildView(state["records"], source.context, state.get("flags", {}))
-            _count(manifest, recipe, models, source, state, view)
-            run.write_text("recipe.yaml", recipe_file.read_text(encoding="utf-8"))
+            job.progress.stop()
+            view = BuildView(state["records"], job.source.context, state.get("flags", {}))
+            _count(manifest, job, state, view)
+            run.write_text("recipe.yaml", job.recipe_file.read_text(encoding="utf-8"))
             if state.get("failures"):
                 run.write_jsonl("failures.jsonl", state["failures"])
-            finish_build(run, manifest, recipe, view, state["items"])
+            finish_build(run, manifest, job.recipe, view, state["items"])
         except BaseException as exc:
             run.settle(manifest, exc)
             raise
     return BuildResult(run, manifest, state["items"], list(view.records.values()))
 
 
-def _count(
-    manifest: BuildManifest,
-    recipe: Recipe,
-    models: dict[str, Model],
-    source: SourceData,
-    state: dict[str, Any],
-    view: BuildView,
-) -> None:
+def _count(manifest: BuildManifest, job: _Build, state: dict[str, Any], view: BuildView) -> None:
     failures = state.get("failures", [])
-    counted = {source.stage, *(n.name for n in recipe.agent_nodes)}
+    source, models = job.source, job.models.values()
+    counted = {source.stage, *(n.name for n in job.recipe.agent_nodes)}
     manifest.counts = Counts(
-        requests_sent=sum(m.stats.requests_sent for m in models.values()),
-        cache_hits=sum(m.stats.cache_hits for m in models.values()),
+        requests_sent=sum(m.stats.requests_sent for m in models),
+        cache_hits=sum(m.stats.cache_hits for m in models),
         failed=sum(1 for f in failures if f.get("stage") in counted),
     )
     manifest.stages = state.get("tallies", {})
@@ -257,7 +246,7 @@ def _check_resume(run: Run, manifest: BuildManifest, policy: ResumeChanged) -> N
     before = {**previous.hashes, **{f"endpoint/{m}": e for m, e in previous.endpoints.items()}}
     after = {**manifest.hashes, **{f"endpoint/{m}": e for m, e in manifest.endpoints.items()}}
     changes = {k: (before[k], v) for k, v in after.items() if k in before and before[k] != v}
-    recorded: list[InputChange] = run.check_changes(changes, 1, policy)
+    recorded: list[InputChange] = run.check_changes(changes, None, policy)
     manifest.changes = [*previous.changes, *recorded]
 
 
@@ -267,15 +256,8 @@ async def _close(models: dict[str, Model], cache: Cache) -> None:
     cache.close()
 
 
-def _new_manifest(
-    run: Run,
-    recipe: Recipe,
-    recipe_file: Path,
-    options: BuildOptions,
-    seed: int,
-    source: SourceData,
-    models: dict[str, Model],
-) -> BuildManifest:
+def _new_manifest(run: Run, job: _Build) -> BuildManifest:
+    recipe, options, source, models = job.recipe, job.options, job.source, job.models
     described: dict[str, Any] = {"path": str(options.source), **source.info}
     if source.files:
         described["files"] = source.files
@@ -288,10 +270,10 @@ def _new_manifest(
         recipe=recipe.recipe,
         models=sorted({m.label for m in models.values()}),
         endpoints={m.label: endpoint_text(m.backend.spec.endpoint) for m in models.values()},
-        seed=seed,
+        seed=job.seed,
         versions=package_versions(),
         hashes={
-            "recipe": file_hash(recipe_file),
+            "recipe": file_hash(job.recipe_file),
             "source": source_digest(source.location or Path(options.source)),
             **_agent_prompt_hashes(recipe),
         },
@@ -301,22 +283,15 @@ def _new_manifest(
     )
 
 
-def _build_context(
-    recipe: Recipe,
-    options: BuildOptions,
-    seed: int,
-    cache: Cache,
-    models: dict[str, Model],
-    source: SourceData,
-    progress: ProgressSink,
-) -> BuildContext:
+def _build_context(job: _Build) -> BuildContext:
+    recipe, options, seed, models = job.recipe, job.options, job.seed, job.models
     builder = get_builder(recipe.builder.builder)
     assert builder is not None  # checked when the recipe was loaded
     tasks = {
         name: builder.task_params[name].model_validate(params or {})
         for name, params in recipe.builder.tasks.items()
     }
-    embed = Embedder(cache).embed
+    embed = Embedder(job.cache).embed
     return BuildContext(
         stages=_stages(recipe, options, models),
         builder_name=recipe.builder.name,
@@ -325,8 +300,8 @@ def _build_context(
         tasks=tasks,
         resources=BuildResources(seed=seed, embed=embed),
         env=NodeEnv(agents_on=options.agents, seed=seed, embed=embed, models=models),
-        source_context=source.context,
-        progress=progress,
+        source_context=job.source.context,
+        progress=job.progress,
     )
 
 

@@ -251,9 +251,7 @@ async def _run_eval(
         previous, changes, stale = check_resume(
             run, setting.inputs(), dataset.digest, _item_inputs(setting), options.resume_changed
         )
-        manifest = eval_manifest(
-            run, options.command, options.seed, options.fmt, setting, previous, changes
-        )
+        manifest = eval_manifest(run, options, setting, previous, changes)
         cache = open_cache(options.use_cache, options.cache_path)
         models = [Model(b, cache) for b in setting.backends]
         judge = Model(setting.judge, cache) if setting.judge is not None else None

@@ -6,7 +6,7 @@ The first is known before anything is asked; the second is counted when the run 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..models import Model
 from ..models.base import Backend
@@ -19,6 +19,9 @@ from ..templates import PromptTemplate
 from ..versions import package_versions
 from .eval_resume import JUDGE_KEY, endpoint_text
 from .selection import Selection
+
+if TYPE_CHECKING:
+    from .eval import EvalOptions
 
 
 @dataclass
@@ -52,9 +55,7 @@ class EvalSetting:
 
 def eval_manifest(
     run: Run,
-    command: list[str],
-    seed: int,
-    fmt: str,
+    options: EvalOptions,
     setting: EvalSetting,
     previous: EvalManifest | None,
     changes: list[InputChange],
@@ -73,17 +74,17 @@ def eval_manifest(
     judge = setting.judge
     return EvalManifest(
         run_id=run.run_id,
-        command=command,
+        command=options.command,
         recipe=dataset.info.get("recipe"),
         models=list(dict.fromkeys([*(previous.models if previous else []), *labels])),
         endpoints={**(previous.endpoints if previous else {}), **setting.endpoints()},
-        seed=seed,
+        seed=options.seed,
         versions=package_versions(),
         hashes=hashes,
         started=previous.started if previous else now_iso(),
         dataset={
             "path": str(dataset.path),
-            "format": fmt,
+            "format": options.fmt,
             "items": len(selection.items),
             **dataset.info,
             "duplicates": summary(dataset.duplicates),
