@@ -252,14 +252,16 @@ async def _run_eval(
             run, setting.inputs(), dataset.digest, _item_inputs(setting), options.resume_changed
         )
         manifest = eval_manifest(run, options, setting, previous, changes)
+        writer = RecordWriter(run)
+        # before the manifest changes: a failure here leaves consistent records and the
+        # earlier manifest, with whatever the reconciliation set aside
+        manifest.set_aside += writer.resume(stale)
         cache = open_cache(options.use_cache, options.cache_path)
         models = [Model(b, cache) for b in setting.backends]
         judge = Model(setting.judge, cache) if setting.judge is not None else None
-        writer = RecordWriter(run)
         resumed = 0
         failure: BaseException | None = None
         try:
-            manifest.set_aside += writer.resume(stale)
             run.write_manifest(manifest)
             resumed = await _evaluate(models, setting, writer, progress, judge, manifest)
         except BaseException as exc:
