@@ -388,3 +388,17 @@ def test_one_place_reads_manifests_and_one_constructs_the_cache():
         p.relative_to(PACKAGE).as_posix() for p, s in sources.items() if "ResponseCache(" in s
     }
     assert readers == {"runtime/run.py"} and caches == {"runtime/cache.py"}
+
+
+def test_manifests_are_typed_by_kind_and_those_written_before_still_read(tmp_path):
+    eval_fields = {"dataset": None, "conditioning": {}, "random_baselines": {}, "judge": None}
+    build_fields = {"source": None, "agents": None, "stages": {}, "review": None}
+    common = {"run_id": "old", "command": [], "seed": 1, "status": "complete"}
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({**common, "kind": "build", **build_fields, **eval_fields}))
+    assert type(read_manifest(tmp_path)).__name__ == "BuildManifest"
+    manifest.write_text(json.dumps({**common, "kind": "eval", **build_fields, **eval_fields}))
+    assert type(read_manifest(tmp_path)).__name__ == "EvalManifest"
+    manifest.write_text(json.dumps({**common, "kind": "eval", "source": {"path": "x"}}))
+    with pytest.raises(RunError, match="unreadable manifest .field 'eval.source': Extra inputs"):
+        read_manifest(tmp_path)

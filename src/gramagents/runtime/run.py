@@ -24,6 +24,7 @@ a `Run`, so that the rules are the same for all of them:
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import shutil
 from collections.abc import Iterable, Mapping
@@ -34,7 +35,7 @@ from typing import Any, Literal
 from pydantic import TypeAdapter
 
 from ..errors import GramagentsError, RunError
-from ..records import InputChange, RunManifest
+from ..records import BuildManifest, EvalManifest, InputChange, RunManifest
 from .lock import LOCK_FILES, FolderLock
 from .rundir import (
     JsonlAppender,
@@ -66,9 +67,23 @@ def read_manifest(folder: Path) -> RunManifest | None:
     if not file.is_file():
         return None
     try:
-        return _MANIFESTS.validate_json(file.read_bytes())
+        return _MANIFESTS.validate_python(_own_fields(json.loads(file.read_bytes())))
     except ValueError as exc:
         raise RunError(f"{file}: unreadable manifest ({_first_error(exc)})") from None
+
+
+def _own_fields(data: Any) -> Any:
+    """A manifest without the other kind's fields where they are empty.
+
+    Manifests written before they were typed by kind carry every field of both kinds, the
+    other kind's empty; a non-empty one is still an error.
+    """
+    if not isinstance(data, dict):
+        return data
+    own = {"build": BuildManifest, "eval": EvalManifest}.get(data.get("kind"))
+    if own is None:
+        return data
+    return {k: v for k, v in data.items() if k in own.model_fields or v not in (None, {}, [])}
 
 
 def _first_error(exc: ValueError) -> str:
