@@ -136,8 +136,15 @@ def test_review_round_trip_rejects_and_relabels(built):
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    counts = import_review(work / "build", edited).manifest.review["decisions"]
+    page = (work / "build" / "report.html").stat().st_mtime_ns
+    reviewed = import_review(work / "build", edited).manifest
+    counts = reviewed.review["decisions"]
     assert counts["rejected"] >= 1 and counts["edited"] >= 1
+    # the run is finished as a build is: its report and page follow the reviewed dataset
+    report = (work / "build" / "report.md").read_text(encoding="utf-8")
+    assert f"Decisions imported from `{edited}`" in report
+    assert f"| EDU-MC | {reviewed.tasks['EDU-MC']} |" in report
+    assert (work / "build" / "report.html").stat().st_mtime_ns > page
     items = [json.loads(x) for x in (work / "build" / "dataset.jsonl").read_text().splitlines()]
     assert not [i for i in items if i["id"].split("@")[0] == rows[0]["item_id"]]
     relabelled = [i for i in items if i["id"].split("@")[0] == rows[1]["item_id"]]

@@ -12,9 +12,9 @@ import yaml
 from typer.testing import CliRunner
 
 from gramagents.cli import app
-from gramagents.errors import InputError
+from gramagents.errors import InputError, RunError
 from gramagents.models.scripted import ScriptedBackend
-from gramagents.records import ChatRequest, Item, PromptParts, RunManifest
+from gramagents.records import BuildManifest, ChatRequest, EvalManifest, Item, PromptParts
 from gramagents.runtime.rundir import write_atomic, write_jsonl_atomic
 from gramagents.sources.datasets import read_dataset
 from gramagents.workflow import export as export_module
@@ -62,7 +62,7 @@ def odd_build(folder: Path) -> Path:
     ]
     folder.mkdir(parents=True)
     write_jsonl_atomic(folder / "dataset.jsonl", items)
-    manifest = RunManifest(
+    manifest = BuildManifest(
         run_id="odd",
         kind="build",
         command=["gramagents", "build"],
@@ -150,9 +150,9 @@ def test_export_refuses_an_existing_folder_and_a_run_that_is_not_a_build(tmp_pat
     with pytest.raises(InputError, match="already exists"):
         export_run(build, "parquet", taken)
     assert [p.name for p in taken.iterdir()] == ["keep.txt"]
-    manifest = json.loads((build / "manifest.json").read_text())
-    (build / "manifest.json").write_text(json.dumps({**manifest, "kind": "eval"}))
-    with pytest.raises(InputError, match="field 'kind': a eval run, not a build"):
+    manifest = EvalManifest(run_id="odd", command=[], seed=1)
+    (build / "manifest.json").write_text(manifest.model_dump_json())
+    with pytest.raises(RunError, match="build: an eval run, not a build run"):
         export_run(build, "parquet", tmp_path / "new")
 
 

@@ -143,7 +143,7 @@ def test_every_decision_matches_a_direct_transformers_computation(
     assert result.manifest.conditioning == {fmt.upper(): how}
     # the run folder holds pairs scored one way: it is not resumed the other way
     other = "bare" if space else "spaced"
-    with pytest.raises(RunError, match=f"another conditioning \\({fmt.upper()} {how}\\)"):
+    with pytest.raises(RunError, match=f"conditioning/{fmt.upper()} \\({how} -> {other}\\)"):
         asyncio.run(
             run_eval(
                 path,

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from gramagents.errors import BackendUnavailable, SpecError
-from gramagents.models import BackendSettings, Model, create_backend
+from gramagents.models import BackendSettings, Model, create_backend, parse_spec
 from gramagents.models.openai_loglik import NoPromptLogprobs, score_reply
 from gramagents.records import LoglikelihoodRequest
 from gramagents.testing.openai_server import FakeChatServer
@@ -214,6 +214,7 @@ def test_a_server_decides_every_example_pair_as_the_local_backend(
         )
     )
     records = responses(result.folder.path)
+    api = parse_spec(api).label  # records name a model without its endpoint
     by_model = {
         label: {r["item_id"]: r for r in records if r["model"] == label} for label in (api, LOCAL)
     }
@@ -248,7 +249,9 @@ def test_a_blimp_eval_runs_on_an_openai_model_from_the_command_line(completions_
     )
     assert result.returncode == 0, result.stderr
     records = responses(tmp_path / "run")
-    assert len(records) == 20 and {r["model"] for r in records} == {spec}
+    assert len(records) == 20 and {r["model"] for r in records} == {
+        f"openai:smollm2?prefix={PREFIX}"
+    }
     pairs = [
         json.loads(line)
         for path in sorted(BLIMP.glob("*.jsonl"))

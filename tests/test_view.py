@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from gramagents.cli import app
 from gramagents.models.scripted import ScriptedBackend
-from gramagents.records import Item, PromptParts, RunManifest
+from gramagents.records import BuildManifest, EvalManifest, Item, PromptParts
 from gramagents.report.charts import CHARTS, Figure, report_chart
 from gramagents.report.markdown import FILE_SECTIONS, SECTIONS, report_files, report_section
 from gramagents.report.view import write_view
@@ -90,7 +90,7 @@ def hand_run(tmp_path: Path) -> Path:
         for k in range(6)
     ]
     write_jsonl_atomic(run / "dataset.jsonl", items)
-    manifest = RunManifest(
+    manifest = EvalManifest(
         run_id="hand",
         kind="eval",
         command=[],
@@ -450,7 +450,7 @@ def build_run(tmp_path_factory) -> Path:
 @pytest.mark.slow
 def test_a_build_s_site_has_its_stages_review_queue_and_rejected_outputs(build_run):
     folder = build_run
-    manifest = RunManifest.model_validate_json((folder / "manifest.json").read_text())
+    manifest = BuildManifest.model_validate_json((folder / "manifest.json").read_text())
     assert (folder / "report.html").is_file()  # the build wrote its page
     assert data(folder, "run0/items/index")["n"] == len(jsonl(folder / "dataset.jsonl"))
     review = data(folder, "run0/review/index")
@@ -626,7 +626,7 @@ def test_a_minimal_pair_shows_both_sentences_and_their_log_probabilities(tmp_pat
         meta={"UID": "agr"},
     )
     write_jsonl_atomic(run / "dataset.jsonl", [item])
-    manifest = RunManifest(
+    manifest = EvalManifest(
         run_id="pairs",
         kind="eval",
         command=[],
@@ -676,7 +676,7 @@ def test_seeds_in_a_run_give_means_and_error_bars(tmp_path):
         ]
         (run / "scores.jsonl").write_text(lines(records), encoding="utf-8")
         summary = summarize(run / "scores.jsonl")
-        manifest = RunManifest(
+        manifest = EvalManifest(
             run_id="seeded",
             kind="eval",
             command=[],
@@ -702,7 +702,7 @@ def test_a_build_s_source_files_are_shown_as_its_report_counts_them(tmp_path):
          "reasons": {"no options": 1}},
         {"file": "/data/Ethics/b.jsonl", "read": 4, "parsed": 4, "refused": 0, "reasons": {}},
     ]  # fmt: skip
-    manifest = RunManifest(
+    manifest = BuildManifest(
         run_id="b", kind="build", command=[], models=[], seed=1, status="complete",
         recipe="edu", source={"path": "/data", "files": files},
     )  # fmt: skip

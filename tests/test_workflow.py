@@ -330,10 +330,10 @@ def test_report_refreshes_and_compares_runs(tmp_path):
 
 def test_a_chunk_s_records_count_only_once_committed(tmp_path):
     from gramagents.records import ResponseRecord, ScoreRecord
-    from gramagents.runtime.rundir import RunFolder
+    from gramagents.runtime.run import Run
     from gramagents.workflow.eval import RecordWriter
 
-    folder = RunFolder.open(tmp_path / "run", "eval")
+    folder = Run.open(tmp_path / "run", "eval")
     writer = RecordWriter(folder)
     chunk = writer.chunk("m")
     for n, (raw, invalid) in enumerate([("T", False), ("?", True)]):
@@ -344,10 +344,10 @@ def test_a_chunk_s_records_count_only_once_committed(tmp_path):
         chunk.add(response, score)
     chunk.add(ResponseRecord(model="m", item_id="i2", task="single-t", raw=None, error="timeout"))
     # stopped before the commit: nothing written, nothing counted
-    assert not writer.new_scores and writer.summary.summary().tallies == {}
+    assert not writer.scored and writer.summary.summary().tallies == {}
     chunk.commit()
     folder.close()
-    assert writer.new_scores == {"m": 2} and writer.new_invalid == {"m": 1}
+    assert writer.scored == {("m", "i0"): False, ("m", "i1"): True}
     assert writer.summary.summary().tallies["m", "single-t"].n == 2
     lines = {
         name: (tmp_path / "run" / name).read_text().splitlines()
@@ -359,17 +359,17 @@ def test_a_chunk_s_records_count_only_once_committed(tmp_path):
 
 
 def test_the_report_is_written_after_each_model_and_once_at_the_end(tmp_path, monkeypatch):
-    import gramagents.workflow.eval as eval_module
+    import gramagents.report.runs as report_runs
 
     dataset, _ = single_banks(tmp_path)
     written: list[list[str]] = []
-    write = eval_module.write_eval_report
+    write = report_runs.write_eval_report
 
     def counted(folder, manifest, summary):
         written.append(sorted({model for model, _ in summary.tallies}))
         return write(folder, manifest, summary)
 
-    monkeypatch.setattr(eval_module, "write_eval_report", counted)
+    monkeypatch.setattr(report_runs, "write_eval_report", counted)
     evaluate(dataset, tmp_path / "one")
     assert written == [["scripted:always-t"]]  # the run's report only, not the model's first
 

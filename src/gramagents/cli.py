@@ -61,6 +61,24 @@ NoCache = Annotated[
 ]
 
 
+class OnChange(str, Enum):
+    """What a resume does when inputs changed since its records were made."""
+
+    refuse = "refuse"
+    reask = "reask"
+
+
+ResumeChanged = Annotated[
+    OnChange,
+    typer.Option(
+        "--resume-changed",
+        help="When --run-dir's records were made under other inputs (a prompt template, "
+        "rubric, recipe, source, conditioning or model endpoint since changed): refuse, or "
+        "reask (set those records aside, ask them again, and record both hashes).",
+    ),
+]
+
+
 def fail(exc: GramagentsError) -> typer.Exit:
     """Print a user error as one line on stderr; the exit carries its code."""
     print(f"error: {exc}", file=sys.stderr)
@@ -108,6 +126,7 @@ def build(
     seed: Seed = None,
     concurrency: Concurrency = 16,
     no_cache: NoCache = False,
+    resume_changed: ResumeChanged = OnChange.refuse,
 ) -> None:
     """Build a dataset: read a grammar source, run the recipe's agents, assemble banks."""
     from .workflow.build import BuildOptions, run_build
@@ -122,6 +141,7 @@ def build(
         concurrency=concurrency,
         use_cache=not no_cache,
         command=sys.argv,
+        resume_changed=resume_changed.value,
     )
     result = _run(run_build(recipe, options, _progress()))
     counts = result.manifest.tasks
@@ -173,6 +193,7 @@ def evaluate(
             "(BLiMP and GEC-PAIR spaced, CLiMP bare).",
         ),
     ] = None,
+    resume_changed: ResumeChanged = OnChange.refuse,
 ) -> None:
     """Evaluate models on a dataset and write per-item records and a report."""
     from .workflow.eval import EvalOptions, run_eval
@@ -189,6 +210,7 @@ def evaluate(
         command=sys.argv,
         judge=judge,
         conditioning=conditioning,
+        resume_changed=resume_changed.value,
     )
     result = _run(run_eval(dataset, options, _progress()))
     counts = result.manifest.counts

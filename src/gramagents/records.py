@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -335,10 +335,22 @@ class Counts(Record):
         )
 
 
-class RunManifest(Record):
-    """`manifest.json` of a run folder."""
+class InputChange(Record):
+    """An input that decides answers, changed between two runs of one folder."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True, extra="allow")
+    input: str
+    """What changed: `prompts/NAME`, `rubrics/ID`, `endpoint/MODEL`, `judge`,
+    `conditioning/TASK`, `recipe`, `source`."""
+    before: str
+    """Its hash (or value) when the earlier records were made."""
+    after: str
+    """Its hash (or value) now."""
+    at: str
+    """When the run that met the change began (UTC, ISO 8601)."""
+
+
+class ManifestBase(Record):
+    """What `manifest.json` holds for every kind of run."""
 
     run_id: str
     kind: Literal["build", "eval"]
@@ -346,28 +358,52 @@ class RunManifest(Record):
     """The command line that made (or last resumed) the run."""
     recipe: str | None = None
     models: list[str] = Field(default_factory=list)
+    """The models' names: spec without endpoint or transport options (`ModelSpec.label`)."""
+    endpoints: dict[str, str] = Field(default_factory=dict)
+    """Per model, the server it was asked on (its base URL, without credentials), or `local`."""
     seed: int
     versions: dict[str, str] = Field(default_factory=dict)
     hashes: dict[str, str] = Field(default_factory=dict)
-    """Content hashes of the recipe, prompts, source and dataset the run used."""
+    """Content hashes of the recipe, prompts, rubrics, source and dataset the run used."""
     status: Literal["complete", "partial"] = "partial"
+    reason: str | None = None
+    """Why a partial run stopped (None for a complete run)."""
     counts: Counts = Field(default_factory=Counts)
     started: str = ""
     finished: str | None = None
     tasks: dict[str, int] = Field(default_factory=dict)
     """Items per task, in dataset order."""
-    # build runs
+    changes: list[InputChange] = Field(default_factory=list)
+    """Inputs found changed when the run was resumed with `--resume-changed=reask`."""
+    set_aside: int = 0
+    """Record lines moved to `set-aside.jsonl` (corrupt, repeated, out of step, or made under
+    changed inputs), in all."""
+
+
+class BuildManifest(ManifestBase):
+    """`manifest.json` of a build run."""
+
+    kind: Literal["build"] = "build"
     source: dict[str, Any] | None = None
     """The grammar source: path and number of points."""
     agents: Literal["on", "off"] | None = None
     stages: dict[str, dict[str, int]] = Field(default_factory=dict)
     """Outcome counts per agent stage (planned, rewritten, generated, accepted, rejected,
     failed)."""
+    flagged: int = 0
+    """Records the build's filters flagged for review."""
     review: dict[str, Any] | None = None
     """The review file (name, rows) and the decisions imported into the run."""
     artifacts: dict[str, Any] | None = None
     """Extra files the recipe's bank builder wrote (e.g. how many M2 files)."""
-    # eval runs
+    license: str | None = None
+    """Licence of the items (an SPDX id), for `gramagents export`'s dataset card."""
+
+
+class EvalManifest(ManifestBase):
+    """`manifest.json` of an eval run."""
+
+    kind: Literal["eval"] = "eval"
     dataset: dict[str, Any] | None = None
     """The dataset evaluated: path, format, items in scope, build run and recipe."""
     conditioning: dict[str, str] = Field(default_factory=dict)
@@ -378,5 +414,9 @@ class RunManifest(Record):
     no_gold: dict[str, int] = Field(default_factory=dict)
     """Items per task that have no gold answer: asked and recorded, but not scored."""
     judge: dict[str, Any] | None = None
-    """The rubric judge, when the dataset has judged tasks: `model` (its spec),
+    """The rubric judge, when the dataset has judged tasks: `model` (its name),
     `requests_sent` (also counted in `counts.requests_sent`) and `cache_hits`."""
+
+
+RunManifest = Annotated[BuildManifest | EvalManifest, Field(discriminator="kind")]
+"""`manifest.json` of a run folder, of either kind (`runtime.run` reads and writes it)."""

@@ -37,6 +37,12 @@ SERIES_OPTIONS = ("params", "tokens", "step", "family")
 """Spec options every backend takes and no request uses: what a series plot reads."""
 _SCALE = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
 
+TRANSPORT_OPTIONS = frozenset(
+    {"timeout", "api_key_env", "client", "http", "batch_size", "token_budget", "prefix_sharing"}
+)
+"""Spec options that change how requests travel or are batched, never their answers: they are
+not part of a model's name."""
+
 
 @dataclass(frozen=True)
 class ModelSpec:
@@ -50,8 +56,22 @@ class ModelSpec:
 
     @property
     def label(self) -> str:
-        """The name records and reports use for this model: the spec as given."""
-        return self.raw
+        """The name records and reports use for this model.
+
+        The spec without its endpoint and transport options, so that the same model asked on
+        another port is the same model: `openai:m@http://h:8000/v1?timeout=5&temperature=0.8`
+        is `openai:m?temperature=0.8`; the endpoint is recorded beside the name (`endpoint`).
+        """
+        body, _, query = self.raw.partition("?")
+        if self.base_url is not None:
+            body = body[: body.index("@http")]
+        kept = [p for p in query.split("&") if p and p.partition("=")[0] not in TRANSPORT_OPTIONS]
+        return body + ("?" + "&".join(kept) if kept else "")
+
+    @property
+    def endpoint(self) -> str | None:
+        """The server the model is asked on, when the spec names one."""
+        return self.base_url
 
     def option(self, name: str, default: str | None = None) -> str | None:
         """Value of option `name`, or `default`."""

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from ..plugins import Registry
-from ..records import Instance, RunManifest
+from ..records import BuildManifest
+from ..runtime.rundir import iter_jsonl
 from ..sources.duplicates import describe
-from ..workflow.nodes import BuildView
 from .markdown import markdown_table
 
-BuildSection = Callable[[RunManifest], list[str]]
+BuildSection = Callable[[BuildManifest], list[str]]
 BUILD_SECTIONS: Registry[BuildSection] = Registry("build report section")
 """Recipes' own sections of a build's report (markdown lines from the manifest; none when
 the build is not theirs)."""
@@ -72,7 +72,16 @@ def _relative(file: str, root: str | None) -> str:
         return file
 
 
-def _stages_and_sections(manifest: RunManifest) -> list[str]:
+def _generated(folder: Path) -> Counter[str]:
+    """How many sentences the agents wrote, by status, as `instances.jsonl` holds them."""
+    return Counter(
+        str(i.get("status"))
+        for i in iter_jsonl(folder / "instances.jsonl", skip_unreadable=True)
+        if i.get("origin") == "agent"
+    )
+
+
+def _stages_and_sections(manifest: BuildManifest) -> list[str]:
     """The stages' counts, then the recipes' own sections."""
     lines: list[str] = []
     if manifest.stages:
@@ -86,8 +95,8 @@ def _stages_and_sections(manifest: RunManifest) -> list[str]:
     return lines
 
 
-def render_build_report(manifest: RunManifest, view: BuildView) -> str:
-    """The markdown report of a build run."""
+def render_build_report(manifest: BuildManifest, folder: Path) -> str:
+    """The markdown report of a build run, from its manifest and the records in `folder`."""
     source = dict(manifest.source or {})
     files = source.pop("files", [])
     path = source.pop("path", "?")
@@ -111,7 +120,7 @@ def render_build_report(manifest: RunManifest, view: BuildView) -> str:
     lines += ["## Banks", ""]
     lines += markdown_table(["task", "items"], [[t, n] for t, n in manifest.tasks.items()])
     lines += _stages_and_sections(manifest)
-    status = Counter(i.status for i in view.of_type(Instance) if i.origin == "agent")
+    status = _generated(folder)
     if status:
         lines += [
             "",
@@ -119,27 +128,31 @@ def render_build_report(manifest: RunManifest, view: BuildView) -> str:
             + ", ".join(f"{n} {s}" for s, n in sorted(status.items()))
             + ". Every verdict is in `instances.jsonl` (provenance.checks).",
         ]
-    if view.flags:
-        lines += ["", f"{len(view.flags)} records flagged for review."]
-    if manifest.review:
-        lines += [
-            f"Review file: `{manifest.review.get('file')}` ({manifest.review.get('rows')} rows)."
-        ]
-        decisions = manifest.review.get("decisions")
-        if decisions:
-            listed = ", ".join(f"{n} {d}" for d, n in decisions.items())
-            lines += [
-                f"Decisions imported from `{manifest.review.get('imported_from')}`: {listed}."
-            ]
-        validation = manifest.review.get("validation")
-        if validation:
-            lines += [
-                f"Human validation: {validation['valid']} of {validation['decided']} sampled "
-                f"sentences judged valid ({validation['valid_pct']:.1f} %); "
-                f"{validation['sampled']} were sampled."
-            ]
+    if manifest.flagged:
+        lines += ["", f"{manifest.flagged} records flagged for review."]
+    lines += _review_lines(manifest)
     warnings = (manifest.artifacts or {}).get("warnings")
     if warnings:
         lines += ["", f"## Warnings ({len(warnings)})", "", *(f"- {w}" for w in warnings[:50])]
     lines.append("")
     return "\n".join(lines)
+
+
+def _review_lines(manifest: BuildManifest) -> list[str]:
+    """What the report says of the review file and the decisions imported from it."""
+    if not manifest.review:
+        return []
+    lines: list[str] = []
+    lines += [f"Review file: `{manifest.review.get('file')}` ({manifest.review.get('rows')} rows)."]
+    decisions = manifest.review.get("decisions")
+    if decisions:
+        listed = ", ".join(f"{n} {d}" for d, n in decisions.items())
+        lines += [f"Decisions imported from `{manifest.review.get('imported_from')}`: {listed}."]
+    validation = manifest.review.get("validation")
+    if validation:
+        lines += [
+            f"Human validation: {validation['valid']} of {validation['decided']} sampled "
+            f"sentences judged valid ({validation['valid_pct']:.1f} %); "
+            f"{validation['sampled']} were sampled."
+        ]
+    return lines

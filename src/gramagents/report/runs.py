@@ -1,30 +1,37 @@
-"""`gramagents report RUN...`: refresh run reports and compare runs side by side."""
+"""`gramagents report RUN...`: refresh run reports and compare runs side by side.
+
+Also the reports every command that changes a run's records writes when it finishes
+(`Run.finish`).
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from ..errors import RunError
-from ..records import RunManifest
-from ..runtime.rundir import RunFolder, write_atomic
+from ..records import EvalManifest, RunManifest
+from ..runtime.run import Run
+from .build import render_build_report
 from .markdown import file_sections, render_report
 from .summary import Summary, summarize
 
 
-def open_run_folder(run: Path) -> tuple[RunFolder, RunManifest]:
-    """A run folder and its manifest (one clear line when it is not a run folder)."""
-    if not run.is_dir():
-        raise RunError(f"{run}: not a run folder")
-    folder = RunFolder(run, created=False)
-    manifest = folder.read_manifest()
-    if manifest is None:
-        raise RunError(f"{run}: no manifest.json (is it a run folder?)")
-    return folder, manifest
+def write_reports(
+    folder: Run, manifest: RunManifest, summary: Summary | None = None
+) -> tuple[Summary | None, dict[str, list[str]] | None]:
+    """A run's reports: an eval's `summary.json` and `report.md`, a build's `report.md`.
+
+    Returns an eval's summary and the lines of its sections that write files (for the viewer),
+    as `write_eval_report` does; nothing for a build.
+    """
+    if isinstance(manifest, EvalManifest):
+        return write_eval_report(folder, manifest, summary)
+    folder.write_text("report.md", render_build_report(manifest, folder.path))
+    return None, None
 
 
 def write_eval_report(
-    folder: RunFolder, manifest: RunManifest, summary: Summary | None = None
+    folder: Run, manifest: EvalManifest, summary: Summary | None = None
 ) -> tuple[Summary, dict[str, list[str]]]:
     """Write an eval run's `summary.json` and `report.md` (the viewer writes `report.html`).
 
@@ -36,28 +43,25 @@ def write_eval_report(
         summary = summarize(folder.file("scores.jsonl"))
     tasks = list(manifest.tasks) or sorted({task for _, task in summary.tallies})
     rows = [r.model_dump(mode="json") for r in summary.rows(list(manifest.models), tasks)]
-    write_atomic(folder.file("summary.json"), json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
+    folder.write_text("summary.json", json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
     files = file_sections(folder.path, manifest, summary)
-    write_atomic(
-        folder.file("report.md"),
+    folder.write_text(
+        "report.md",
         render_report(manifest, summary, tasks, manifest.random_baselines, files),
     )
     return summary, files
 
 
 def refresh_report(run: Path, view: bool = True) -> tuple[Path, RunManifest, Summary | None]:
-    """Rewrite a run's summary, report and viewer from its records (eval runs).
+    """Rewrite a run's summary, report and viewer from its records and manifest."""
+    with Run.existing(run) as folder:
+        manifest = folder.found
+        assert manifest is not None  # Run.existing reads it or stops
+        summary, files = write_reports(folder, manifest)
+        if view:
+            from .view import write_view
 
-    Build reports are left as they are.
-    """
-    folder, manifest = open_run_folder(run)
-    if manifest.kind != "eval":
-        return folder.file("report.md"), manifest, None
-    summary, files = write_eval_report(folder, manifest)
-    if view:
-        from .view import write_view
-
-        write_view([folder.path], summary=summary, sections=files)
+            write_view([folder.path], summary=summary, sections=files)
     return folder.file("report.md"), manifest, summary
 
 

@@ -175,3 +175,16 @@ class NullCache:
 
 
 Cache = ResponseCache | NullCache
+
+
+def open_cache(use_cache: bool = True, path: Path | None = None) -> Cache:
+    """The response cache a command uses (every command opens it here).
+
+    The file at `path` (default: `$GRAMAGENTS_CACHE`, runtime/paths.py), or, with `--no-cache`
+    (`use_cache` False), one that holds nothing.
+    """
+    if not use_cache:
+        return NullCache()
+    from .paths import default_cache_path
+
+    return ResponseCache(path or default_cache_path())

@@ -1,4 +1,6 @@
-"""Run folders: manifest, append-only JSONL records, atomic whole-file writes, resume.
+"""Run folders' files: append-only JSONL records and atomic whole-file writes.
+
+runtime/run.py owns the folder; these are its low-level helpers.
 
 Records are appended as soon as they exist, one `write` per batch of whole lines, and flushed;
 a process killed mid-write can leave at most one partial last line, which the next run of the
@@ -11,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
@@ -21,9 +22,6 @@ from typing import IO, Any
 from pydantic import BaseModel
 
 from ..errors import RunError
-from ..records import RunManifest
-
-MANIFEST = "manifest.json"
 
 
 def now_iso() -> str:
@@ -65,18 +63,28 @@ def _line(record: BaseModel | dict[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False) + "\n"
 
 
-def repair_jsonl(path: Path) -> None:
-    """Cut a partial last line left by a killed writer."""
+def refuse_symlink(path: Path) -> None:
+    """A run folder's files are its own: a symbolic link among them is refused, not followed."""
+    if path.is_symlink():
+        raise RunError(
+            f"{path}: is a symbolic link (to {os.readlink(path)}); a run folder's files must be "
+            "its own, not links elsewhere"
+        )
+
+
+def repair_jsonl(path: Path) -> bytes:
+    """Cut a partial last line left by a killed writer; returns what was cut."""
+    refuse_symlink(path)
     if not path.exists():
-        return
+        return b""
     with path.open("rb+") as handle:
         handle.seek(0, os.SEEK_END)
         size = handle.tell()
         if size == 0:
-            return
+            return b""
         handle.seek(size - 1)
         if handle.read(1) == b"\n":
-            return
+            return b""
         chunk = 1 << 16
         position = size
         while position > 0:
@@ -85,28 +93,46 @@ def repair_jsonl(path: Path) -> None:
             data = handle.read(position - start)
             cut = data.rfind(b"\n")
             if cut >= 0:
+                handle.seek(start + cut + 1)
+                tail = handle.read()
                 handle.truncate(start + cut + 1)
-                return
+                return tail
             position = start
+        handle.seek(0)
+        tail = handle.read()
         handle.truncate(0)
+        return tail
 
 
 def iter_jsonl(path: Path, skip_unreadable: bool = False) -> Iterator[dict[str, Any]]:
     """Objects of a JSONL file written by us (missing file: nothing).
 
-    `skip_unreadable`: pass over a line that is not JSON (the partial last line of a run
-    that was stopped, for a reader that only shows the file) instead of raising.
+    A line that is not a JSON object is a RunError naming the file and line, or, with
+    `skip_unreadable` (a reader that only shows the file), passed over.
+    """
+    for line, record in iter_jsonl_lines(path):
+        if record is not None:
+            yield record
+        elif not skip_unreadable:
+            raise RunError(f"{path}:{line}: not a JSON record (a damaged line)")
+
+
+def iter_jsonl_lines(path: Path) -> Iterator[tuple[int, dict[str, Any] | None]]:
+    """(line number, object) for each non-blank line of a JSONL file.
+
+    The object is None where the line is not a JSON object.
     """
     if not path.exists():
         return
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except ValueError:
-                    if not skip_unreadable:
-                        raise
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)  # bytes: UTF-8, strictly
+            except ValueError:
+                record = None
+            yield number, record if isinstance(record, dict) else None
 
 
 class JsonlAppender:
@@ -115,83 +141,20 @@ class JsonlAppender:
     def __init__(self, path: Path) -> None:
         repair_jsonl(path)
         self.path = path
-        self._handle: IO[str] = path.open("a", encoding="utf-8", newline="\n")
+        self.written = 0
+        """Lines appended through this appender."""
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+        self._handle: IO[str] = os.fdopen(
+            os.open(path, flags, 0o644), "a", encoding="utf-8", newline="\n"
+        )
 
     def append(self, lines: list[str]) -> None:
         """Append serialised records (one JSON object each, no newline), flushed to the OS."""
         if lines:
             self._handle.write("\n".join(lines) + "\n")
             self._handle.flush()
+            self.written += len(lines)
 
     def close(self) -> None:
         """Close the file."""
         self._handle.close()
-
-
-class RunFolder:
-    """One run's folder under `runs/` (or `--run-dir`)."""
-
-    def __init__(self, path: Path, created: bool) -> None:
-        self.path = path
-        self.created = created
-        """True when this invocation made the folder (it is removed if the run never starts)."""
-        self._appenders: dict[str, JsonlAppender] = {}
-
-    @classmethod
-    def open(
-        cls, run_dir: str | Path | None, kind: str, runs_root: Path | None = None
-    ) -> RunFolder:
-        """Open `run_dir` (resuming it) or create a new folder under `runs/`."""
-        if run_dir is None:
-            root = runs_root or Path.cwd() / "runs"
-            path = root / new_run_id(kind)
-        else:
-            path = Path(run_dir)
-        if path.exists() and not path.is_dir():
-            raise RunError(f"--run-dir {path}: exists and is not a folder")
-        created = not path.exists()
-        if not created and any(path.iterdir()) and not (path / MANIFEST).is_file():
-            raise RunError(f"--run-dir {path}: folder is not empty and holds no {MANIFEST}")
-        path.mkdir(parents=True, exist_ok=True)
-        return cls(path, created)
-
-    @property
-    def run_id(self) -> str:
-        """The folder's name."""
-        return self.path.name
-
-    def read_manifest(self) -> RunManifest | None:
-        """The manifest, if the folder has one."""
-        file = self.path / MANIFEST
-        if not file.is_file():
-            return None
-        try:
-            return RunManifest.model_validate_json(file.read_text(encoding="utf-8"))
-        except ValueError as exc:
-            raise RunError(f"{file}: unreadable manifest ({exc})") from None
-
-    def write_manifest(self, manifest: RunManifest) -> None:
-        """Write the manifest atomically."""
-        write_atomic(self.path / MANIFEST, manifest.model_dump_json(indent=2) + "\n")
-
-    def file(self, name: str) -> Path:
-        """Path of a file in the folder."""
-        return self.path / name
-
-    def appender(self, name: str) -> JsonlAppender:
-        """The (shared) appender of a JSONL file in the folder."""
-        if name not in self._appenders:
-            self._appenders[name] = JsonlAppender(self.path / name)
-        return self._appenders[name]
-
-    def close(self) -> None:
-        """Close open appenders."""
-        for appender in self._appenders.values():
-            appender.close()
-        self._appenders.clear()
-
-    def discard(self) -> None:
-        """Remove a folder this invocation created, when the run failed before it began."""
-        self.close()
-        if self.created:
-            shutil.rmtree(self.path, ignore_errors=True)

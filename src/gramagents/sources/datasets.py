@@ -9,7 +9,6 @@ read as it is, by its own format or by the default one.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,10 +93,11 @@ def read_items(path: Path) -> Dataset:
         if looks_exported(path):
             return read_exported(path)
     if path.is_dir():
-        manifest = path / "manifest.json"
-        if manifest.is_file():
-            data = json.loads(manifest.read_text(encoding="utf-8"))
-            info = {"build_run": data.get("run_id"), "recipe": data.get("recipe")}
+        from ..runtime.run import read_manifest
+
+        manifest = read_manifest(path)
+        if manifest is not None:
+            info = {"build_run": manifest.run_id, "recipe": manifest.recipe}
         path = path / "dataset.jsonl"
         if not path.is_file():
             raise InputError(path, "no dataset.jsonl in this folder (is it a build run?)")

@@ -28,6 +28,7 @@ from typing import Any
 
 from ..records import Item, PromptParts
 from ..runtime.retry import RetryPolicy
+from ..runtime.run import read_manifest
 from ..runtime.rundir import write_jsonl_atomic
 from .faults import PLAN_KINDS, FaultPlan, body_digest, wants_structured
 from .openai_server import FakeChatServer, last_user_text
@@ -298,8 +299,8 @@ def check_run(reference: Path, run_dir: Path, items: int) -> RunCheck:
     same_summary = summary.exists() and summary.read_text(
         encoding="utf-8"
     ) == ref_summary.read_text("utf-8")
-    manifest = run_dir / "manifest.json"
-    status = json.loads(manifest.read_text())["status"] if manifest.exists() else "missing"
+    manifest = read_manifest(run_dir)
+    status = manifest.status if manifest is not None else "missing"
     return RunCheck(items, survived, duplicated, same_scores and same_summary, status)
 
 

@@ -1,9 +1,13 @@
 """`gramagents build`: a source and a recipe in, a dataset run folder out, for every recipe.
 
 The recipe, the source, the prompts and the agents' models are all checked before the run
-folder is made. Agent calls go through the response cache, so re-running a build (with the
-same `--run-dir`, or another) re-asks nothing that was answered. The dataset, the records and
-the review file are whole files, written atomically at the end.
+folder is opened (a `Run`, runtime/run.py: locked while the build runs). Agent calls go
+through the response cache, so re-running a build (with the same `--run-dir`, or another)
+re-asks nothing that was answered. Re-running it in the same folder after the recipe, the
+source, an agent's prompt or a model's endpoint changed is refused, or with
+`--resume-changed=reask` builds anew under the new inputs (the cache asks only what changed)
+and records the change. The dataset, the records and the review file are whole files,
+written atomically at the end.
 """
 
 from __future__ import annotations
@@ -17,17 +21,16 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..agents import AgentContext, get_agent
-from ..errors import GramagentsError, RunError
+from ..errors import RunError
 from ..models import BackendSettings, Model, create_backend
 from ..progress import ProgressSink, SilentProgress
-from ..records import Counts, GrammarPoint, Instance, Item, RunManifest
-from ..report.build import render_build_report
+from ..records import BuildManifest, Counts, GrammarPoint, InputChange, Instance, Item
 from ..resources import file_hash
-from ..runtime.cache import Cache, NullCache, ResponseCache
+from ..runtime.cache import Cache, open_cache
 from ..runtime.embeddings import Embedder
-from ..runtime.paths import default_cache_path
 from ..runtime.retry import RetryPolicy
-from ..runtime.rundir import RunFolder, iter_jsonl, now_iso, write_atomic, write_jsonl_atomic
+from ..runtime.run import ResumeChanged, Run
+from ..runtime.rundir import iter_jsonl, now_iso
 from ..sources import SOURCES, ReadOptions, SourceData, duplicates
 from ..tasks.registry import BuildResources, get_builder
 from ..templates import load_prompt
@@ -58,14 +61,16 @@ class BuildOptions:
     cache_path: Path | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     command: list[str] = field(default_factory=list)
+    resume_changed: ResumeChanged = "refuse"
+    """On re-running in a folder whose inputs changed: refuse, or build anew (`reask`)."""
 
 
 @dataclass
 class BuildResult:
     """Where the dataset went and what the build did."""
 
-    folder: RunFolder
-    manifest: RunManifest
+    folder: Run
+    manifest: BuildManifest
     items: list[Item]
     records: list[BaseModel]
 
@@ -156,11 +161,7 @@ async def run_build(
     recipe, recipe_file = load_recipe(recipe_name)
     seed = options.seed if options.seed is not None else recipe.seed
     source = _read_source(recipe, options, seed)
-    cache: Cache = (
-        ResponseCache(options.cache_path or default_cache_path())
-        if options.use_cache
-        else NullCache()
-    )
+    cache = open_cache(options.use_cache, options.cache_path)
     models: dict[str, Model] = {}
     try:
         settings = BackendSettings(concurrency=options.concurrency, retry=options.retry)
@@ -168,55 +169,85 @@ async def run_build(
             models[spec] = Model(create_backend(spec, settings), cache)
         for model in models.values():
             await model.backend.check()
-        folder = _open_folder(options.run_dir)
-    except BaseException:
-        await _close(models, cache)
-        raise
-    manifest = _new_manifest(folder, recipe, recipe_file, options, seed, source, sorted(models))
-    folder.write_manifest(manifest)
-    context = _build_context(recipe, options, seed, cache, models, source, progress)
-    try:
-        state = await build_graph(context.stages, context.builder_name).ainvoke(
-            _initial_state(source),
-            config={
-                "configurable": {"build": context},
-                "recursion_limit": 16 + 4 * len(context.stages),
-                "max_concurrency": MAX_AGENT_CALLS_IN_FLIGHT,
-            },
-        )
-    except GramagentsError:
-        if folder.created:
-            folder.discard()  # the build never produced anything
-        raise
+        job = _Build(recipe, recipe_file, options, seed, source, cache, models, progress)
+        return await _build_in(Run.open(options.run_dir, "build"), job)
     finally:
         progress.stop()
         await _close(models, cache)
-    view = BuildView(state["records"], source.context, state.get("flags", {}))
+
+
+@dataclass
+class _Build:
+    """What one build runs with, gathered and checked before its folder is opened."""
+
+    recipe: Recipe
+    recipe_file: Path
+    options: BuildOptions
+    seed: int
+    source: SourceData
+    cache: Cache
+    models: dict[str, Model]
+    progress: ProgressSink
+
+
+async def _build_in(run: Run, job: _Build) -> BuildResult:
+    """Run the build graph in the opened folder, then finish it (or settle its failure)."""
+    with run:
+        manifest = _new_manifest(run, job)
+        _check_resume(run, manifest, job.options.resume_changed)
+        run.write_manifest(manifest)
+        context = _build_context(job)
+        try:
+            state = await build_graph(context.stages, context.builder_name).ainvoke(
+                _initial_state(job.source),
+                config={
+                    "configurable": {"build": context},
+                    "recursion_limit": 16 + 4 * len(context.stages),
+                    "max_concurrency": MAX_AGENT_CALLS_IN_FLIGHT,
+                },
+            )
+            job.progress.stop()
+            view = BuildView(state["records"], job.source.context, state.get("flags", {}))
+            _count(manifest, job, state, view)
+            run.write_text("recipe.yaml", job.recipe_file.read_text(encoding="utf-8"))
+            if state.get("failures"):
+                run.write_jsonl("failures.jsonl", state["failures"])
+            finish_build(run, manifest, job.recipe, view, state["items"])
+        except BaseException as exc:
+            run.settle(manifest, exc)
+            raise
+    return BuildResult(run, manifest, state["items"], list(view.records.values()))
+
+
+def _count(manifest: BuildManifest, job: _Build, state: dict[str, Any], view: BuildView) -> None:
     failures = state.get("failures", [])
-    counted = {source.stage, *(n.name for n in recipe.agent_nodes)}
+    source, models = job.source, job.models.values()
+    counted = {source.stage, *(n.name for n in job.recipe.agent_nodes)}
     manifest.counts = Counts(
-        requests_sent=sum(m.stats.requests_sent for m in models.values()),
-        cache_hits=sum(m.stats.cache_hits for m in models.values()),
+        requests_sent=sum(m.stats.requests_sent for m in models),
+        cache_hits=sum(m.stats.cache_hits for m in models),
         failed=sum(1 for f in failures if f.get("stage") in counted),
     )
     manifest.stages = state.get("tallies", {})
+    manifest.flagged = len(view.flags)
     if source.warnings:
         manifest.artifacts = {**(manifest.artifacts or {}), "warnings": source.warnings[:200]}
-    write_atomic(folder.file("recipe.yaml"), recipe_file.read_text(encoding="utf-8"))
-    if failures:
-        write_jsonl_atomic(folder.file("failures.jsonl"), failures)
-    finish_build(folder, manifest, recipe, view, state["items"])
-    folder.close()
-    return BuildResult(folder, manifest, state["items"], list(view.records.values()))
 
 
-def _open_folder(run_dir: Path | None) -> RunFolder:
-    folder = RunFolder.open(run_dir, "build")
-    previous = folder.read_manifest()
-    if previous is not None and previous.kind != "build":
-        folder.close()
-        raise RunError(f"--run-dir {folder.path}: holds a {previous.kind} run, not a build")
-    return folder
+def _check_resume(run: Run, manifest: BuildManifest, policy: ResumeChanged) -> None:
+    """Refuse to build again in a folder whose inputs changed, unless `policy` is `reask`.
+
+    With `reask` the change is recorded and the build made anew.
+    """
+    previous = run.found
+    if previous is None:
+        return
+    assert isinstance(previous, BuildManifest)  # Run.open checked the kind
+    before = {**previous.hashes, **{f"endpoint/{m}": e for m, e in previous.endpoints.items()}}
+    after = {**manifest.hashes, **{f"endpoint/{m}": e for m, e in manifest.endpoints.items()}}
+    changes = {k: (before[k], v) for k, v in after.items() if k in before and before[k] != v}
+    recorded: list[InputChange] = run.check_changes(changes, None, policy)
+    manifest.changes = [*previous.changes, *recorded]
 
 
 async def _close(models: dict[str, Model], cache: Cache) -> None:
@@ -225,30 +256,26 @@ async def _close(models: dict[str, Model], cache: Cache) -> None:
     cache.close()
 
 
-def _new_manifest(
-    folder: RunFolder,
-    recipe: Recipe,
-    recipe_file: Path,
-    options: BuildOptions,
-    seed: int,
-    source: SourceData,
-    models: list[str],
-) -> RunManifest:
+def _new_manifest(run: Run, job: _Build) -> BuildManifest:
+    recipe, options, source, models = job.recipe, job.options, job.source, job.models
     described: dict[str, Any] = {"path": str(options.source), **source.info}
     if source.files:
         described["files"] = source.files
     described["duplicates"] = duplicates.summary(source.duplicates)
-    return RunManifest(
-        run_id=folder.run_id,
-        kind="build",
+    from .eval_resume import endpoint_text
+
+    return BuildManifest(
+        run_id=run.run_id,
         command=options.command,
         recipe=recipe.recipe,
-        models=models,
-        seed=seed,
+        models=sorted({m.label for m in models.values()}),
+        endpoints={m.label: endpoint_text(m.backend.spec.endpoint) for m in models.values()},
+        seed=job.seed,
         versions=package_versions(),
         hashes={
-            "recipe": file_hash(recipe_file),
+            "recipe": file_hash(job.recipe_file),
             "source": source_digest(source.location or Path(options.source)),
+            **_agent_prompt_hashes(recipe),
         },
         started=now_iso(),
         source=described,
@@ -256,22 +283,15 @@ def _new_manifest(
     )
 
 
-def _build_context(
-    recipe: Recipe,
-    options: BuildOptions,
-    seed: int,
-    cache: Cache,
-    models: dict[str, Model],
-    source: SourceData,
-    progress: ProgressSink,
-) -> BuildContext:
+def _build_context(job: _Build) -> BuildContext:
+    recipe, options, seed, models = job.recipe, job.options, job.seed, job.models
     builder = get_builder(recipe.builder.builder)
     assert builder is not None  # checked when the recipe was loaded
     tasks = {
         name: builder.task_params[name].model_validate(params or {})
         for name, params in recipe.builder.tasks.items()
     }
-    embed = Embedder(cache).embed
+    embed = Embedder(job.cache).embed
     return BuildContext(
         stages=_stages(recipe, options, models),
         builder_name=recipe.builder.name,
@@ -280,8 +300,8 @@ def _build_context(
         tasks=tasks,
         resources=BuildResources(seed=seed, embed=embed),
         env=NodeEnv(agents_on=options.agents, seed=seed, embed=embed, models=models),
-        source_context=source.context,
-        progress=progress,
+        source_context=job.source.context,
+        progress=job.progress,
     )
 
 
@@ -299,12 +319,15 @@ def _record_files(view: BuildView) -> dict[str, list[BaseModel]]:
 
 
 def finish_build(
-    folder: RunFolder, manifest: RunManifest, recipe: Recipe, view: BuildView, items: list[Item]
+    folder: Run, manifest: BuildManifest, recipe: Recipe, view: BuildView, items: list[Item]
 ) -> None:
-    """Write a build's records, dataset, extra files, review file, report and manifest."""
+    """Write a build's records, dataset, extra files and review file, then finish the run.
+
+    Finishing writes the report, the manifest and the viewer (`Run.finish`).
+    """
     for name, records in _record_files(view).items():
-        write_jsonl_atomic(folder.file(name), records)
-    write_jsonl_atomic(folder.file("dataset.jsonl"), items)
+        folder.write_jsonl(name, records)
+    folder.write_jsonl("dataset.jsonl", items)
     builder = get_builder(recipe.builder.builder)
     if builder is not None and builder.artifacts is not None:
         made = builder.artifacts(folder.path, view, items)
@@ -319,16 +342,20 @@ def finish_build(
     manifest.hashes["dataset"] = _sha256(folder.file("dataset.jsonl"))
     manifest.tasks = dict(Counter(i.task for i in items))
     manifest.status = "complete"
-    manifest.finished = now_iso()
-    write_atomic(folder.file("report.md"), render_build_report(manifest, view))
-    folder.write_manifest(manifest)
-    from ..report.view import write_view
-
-    write_view([folder.path])
+    folder.finish(manifest)
 
 
 def _prompt_hashes(recipe: Recipe, items: list[Item]) -> dict[str, str]:
     names = {i.prompt.template for i in items}
+    return {
+        **{f"prompts/{n}": load_prompt(n).hash for n in sorted(names)},
+        **_agent_prompt_hashes(recipe),
+    }
+
+
+def _agent_prompt_hashes(recipe: Recipe) -> dict[str, str]:
+    """The hashes of the prompts the recipe's agents are asked with."""
+    names: set[str] = set()
     for node in recipe.agent_nodes:
         languages = ("zh", "en") if "{language}" in node.prompt else ("en",)
         names |= {node.prompt.format(language=lang) for lang in languages}
@@ -339,8 +366,8 @@ def _prompt_hashes(recipe: Recipe, items: list[Item]) -> dict[str, str]:
 class ReviewJob:
     """What applying a review file needs."""
 
-    folder: RunFolder
-    manifest: RunManifest
+    folder: Run
+    manifest: BuildManifest
     recipe: Recipe
     file: Path
     reviewer: str
@@ -355,18 +382,28 @@ def import_review(
     cache_path: Path | None = None,
     use_cache: bool = True,
 ) -> BuildResult:
-    """Apply a reviewed file to a build run, as its recipe's review kind says."""
-    folder = RunFolder(Path(run_dir), created=False)
-    manifest = folder.read_manifest()
-    if manifest is None or manifest.kind != "build":
-        raise RunError(f"{run_dir}: not a build run folder")
-    if not folder.file("recipe.yaml").is_file():
-        raise RunError(f"{run_dir}: no recipe.yaml (was it built by this version?)")
-    recipe, _ = load_recipe(str(folder.file("recipe.yaml")))
-    spec = REVIEWS.get(recipe.review.kind)
-    assert spec is not None  # checked when the recipe was loaded
-    job = ReviewJob(folder, manifest, recipe, Path(review_file), reviewer, cache_path, use_cache)
-    return spec.apply(job)  # type: ignore[no-any-return]
+    """Apply a reviewed file to a build run, as its recipe's review kind says.
+
+    The review kind's `apply` ends with `Run.finish`, as a build does; a review that fails
+    after it rewrote records leaves the run `partial` with the reason.
+    """
+    with Run.existing(run_dir, kind="build") as folder:
+        manifest = folder.found
+        assert isinstance(manifest, BuildManifest)
+        if not folder.file("recipe.yaml").is_file():
+            raise RunError(f"{run_dir}: no recipe.yaml (was it built by this version?)")
+        recipe, _ = load_recipe(str(folder.file("recipe.yaml")))
+        spec = REVIEWS.get(recipe.review.kind)
+        assert spec is not None  # checked when the recipe was loaded
+        job = ReviewJob(
+            folder, manifest, recipe, Path(review_file), reviewer, cache_path, use_cache
+        )
+        try:
+            return spec.apply(job)  # type: ignore[no-any-return]
+        except BaseException as exc:
+            if folder.durable:
+                folder.settle(manifest, exc)
+            raise
 
 
 def apply_instance_review(job: ReviewJob) -> BuildResult:
@@ -397,9 +434,7 @@ def rebuild_banks(job: ReviewJob, view: BuildView) -> list[Item]:
     recipe = job.recipe
     builder = get_builder(recipe.builder.builder)
     assert builder is not None
-    cache: Cache = (
-        ResponseCache(job.cache_path or default_cache_path()) if job.use_cache else NullCache()
-    )
+    cache = open_cache(job.use_cache, job.cache_path)
     try:
         tasks = {
             name: builder.task_params[name].model_validate(params or {})

@@ -1,39 +1,42 @@
 """`gramagents eval`: run models over a dataset into a run folder, resumably.
 
 Everything a user can get wrong (dataset, formats, model specs, unreachable servers) is
-checked before the run folder is made. A run folder that already holds an evaluation of the
-same dataset is resumed: what has a score is not asked again, and answers whose score line was
-lost to a kill are served from the response cache.
+checked before the run folder is opened. The folder is a `Run` (runtime/run.py): locked while
+the eval runs; a folder that already holds an eval of the same dataset is resumed, after its
+records are reconciled (runtime/reconcile.py: an item is done when its response and its score
+are both there and agree) and its inputs compared with the run's (workflow/eval_resume.py: a
+changed template, rubric, judge, conditioning or endpoint is refused, or with
+`--resume-changed=reask` the answers it touches are set aside and asked again). What is done
+is not asked again; answers whose score line was lost are served from the response cache.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import GramagentsError, RunError
+from ..errors import GramagentsError
 from ..models import BackendSettings, Model, create_backend
 from ..models.base import Backend
 from ..progress import ProgressSink, SilentProgress
-from ..records import Counts, Item, ResponseRecord, RunManifest, ScoreRecord
-from ..report.runs import write_eval_report
+from ..records import EvalManifest, Item, ResponseRecord, ScoreRecord
+from ..report import runs as run_reports
 from ..report.summary import ScoreEntry, SummaryBuilder
 from ..resources import file_hash
-from ..runtime.cache import NullCache, ResponseCache
+from ..runtime.cache import open_cache
 from ..runtime.memory import collected_every, long_lived
-from ..runtime.paths import default_cache_path
+from ..runtime.reconcile import FAILURES, RESPONSES, SCORES, Stale, reconcile
 from ..runtime.retry import RetryPolicy
-from ..runtime.rundir import RunFolder, iter_jsonl, now_iso, repair_jsonl
+from ..runtime.run import ResumeChanged, Run
 from ..sources.answers import apply_answer_file
 from ..sources.datasets import Dataset, read_dataset
-from ..sources.duplicates import summary
 from ..tasks import TaskSpec
 from ..templates import PromptTemplate, load_prompt
-from ..versions import package_versions
+from .eval_manifest import EvalSetting, count, eval_manifest
+from .eval_resume import ItemInputs, check_resume
 from .pair_conditioning import pair_conditionings
 from .selection import Selection, select_items
 
@@ -66,14 +69,17 @@ class EvalOptions:
     the task itself say (pair_conditioning.py)."""
     view: bool = True
     """Write the run viewer (`report.html` and `view/`) when the run ends."""
+    resume_changed: ResumeChanged = "refuse"
+    """On resuming a folder whose inputs changed under its answers: refuse, or ask again the
+    answers the change touches (`reask`)."""
 
 
 @dataclass
 class EvalResult:
     """Where the run went and how it ended."""
 
-    folder: RunFolder
-    manifest: RunManifest
+    folder: Run
+    manifest: EvalManifest
 
     @property
     def report_path(self) -> Path:
@@ -84,31 +90,22 @@ class EvalResult:
 class RecordWriter:
     """Appends an eval's records (failures apart) and keeps the running summary and counts."""
 
-    def __init__(self, folder: RunFolder) -> None:
+    def __init__(self, folder: Run) -> None:
         self.folder = folder
         self.summary = SummaryBuilder()
         self.scored: dict[tuple[str, str], bool] = {}
-        """(model, item) to whether its answer was invalid, for the score lines an earlier run
-        of the folder left (what this run need not ask again)."""
-        self.new_scores: Counter[str] = Counter()
-        """Per model: score lines this run appended (never one of `scored`'s items)."""
-        self.new_invalid: Counter[str] = Counter()
-        """Per model: those of them whose answer was invalid."""
-        self.orphans: set[tuple[str, str]] = set()
-        """(model, item) pairs whose response line exists but whose score line was lost."""
+        """(model, item) to whether its answer was invalid, for every item done: those an
+        earlier run of the folder left (what this run need not ask again) and this run's."""
         self.written = 0
 
-    def resume(self) -> None:
-        """Read what an earlier, interrupted run of this folder recorded (once)."""
-        for name in ("responses.jsonl", "scores.jsonl", "failures.jsonl"):
-            repair_jsonl(self.folder.file(name))  # cuts a partial last line left by a kill
-        for record in iter_jsonl(self.folder.file("scores.jsonl")):
-            self.scored[record["model"], record["item_id"]] = bool(record.get("invalid"))
-            self.summary.add(record)
-        answered = {
-            (r["model"], r["item_id"]) for r in iter_jsonl(self.folder.file("responses.jsonl"))
-        }
-        self.orphans = answered - set(self.scored)
+    def resume(self, stale: Stale | None = None) -> int:
+        """Reconcile what an earlier run of this folder recorded (once).
+
+        Returns how many lines were set aside.
+        """
+        reconciled = reconcile(self.folder, stale, self.summary.add)
+        self.scored = reconciled.done
+        return reconciled.set_aside
 
     def chunk(self, model: str) -> ChunkRecords:
         """A buffer for one chunk's records of `model`, appended together by its `commit`."""
@@ -131,55 +128,32 @@ class ChunkRecords:
         self.failures: list[str] = []
         self.scores: list[str] = []
         self.entries: list[ScoreEntry] = []
-        self.invalid = 0
+        self.done: list[tuple[str, bool]] = []
 
     def add(self, response: ResponseRecord, score: ScoreRecord | None = None) -> None:
         """One item's response (a failure goes to `failures.jsonl`) and its score, if any."""
-        orphans = self.writer.orphans
         if response.error is not None:
             self.failures.append(response.model_dump_json())
-        elif not (orphans and (self.model, response.item_id) in orphans):
+        else:
             self.responses.append(response.model_dump_json())
         if score is not None:
             self.scores.append(score.model_dump_json())
             entry = self.writer.summary.entry(score)
             if entry is not None:
                 self.entries.append(entry)
-            self.invalid += score.invalid
+            self.done.append((score.item_id, score.invalid))
 
     def commit(self) -> None:
         """Append the chunk's lines (flushed), then count its scores."""
         writer, folder = self.writer, self.writer.folder
-        folder.appender("responses.jsonl").append(self.responses)
-        folder.appender("scores.jsonl").append(self.scores)
+        folder.appender(RESPONSES).append(self.responses)
+        folder.appender(SCORES).append(self.scores)
         if self.failures:
-            folder.appender("failures.jsonl").append(self.failures)
+            folder.appender(FAILURES).append(self.failures)
         writer.summary.add_entries(self.entries)
-        writer.new_scores[self.model] += len(self.scores)
-        writer.new_invalid[self.model] += self.invalid
+        for item_id, invalid in self.done:
+            writer.scored[self.model, item_id] = invalid
         writer.written += len(self.responses) + len(self.scores)
-
-
-def _check_resumable(
-    folder: RunFolder, dataset: Dataset, conditioning: dict[str, str]
-) -> RunManifest | None:
-    previous = folder.read_manifest()
-    if previous is None:
-        return None
-    if previous.kind != "eval":
-        raise RunError(f"--run-dir {folder.path}: holds a {previous.kind} run, not an eval")
-    if previous.hashes.get("dataset") != dataset.digest:
-        raise RunError(
-            f"--run-dir {folder.path}: holds an eval of a different dataset; use a new --run-dir"
-        )
-    changed = [t for t, c in conditioning.items() if previous.conditioning.get(t, c) != c]
-    if changed:
-        before = ", ".join(f"{t} {previous.conditioning[t]}" for t in changed)
-        raise RunError(
-            f"--run-dir {folder.path}: its minimal pairs were scored with another conditioning "
-            f"({before}); use a new --run-dir"
-        )
-    return previous
 
 
 async def run_eval(
@@ -237,41 +211,34 @@ async def _open_backends(
     return backends
 
 
-def _eval_manifest(
-    folder: RunFolder,
-    options: EvalOptions,
-    dataset: Dataset,
-    selection: Selection,
-    labels: list[str],
-    previous: RunManifest | None,
-    templates: dict[str, PromptTemplate],
-    judge: Model | None,
-) -> RunManifest:
-    return RunManifest(
-        run_id=folder.run_id,
-        kind="eval",
-        command=options.command,
-        recipe=dataset.info.get("recipe"),
-        models=list(dict.fromkeys([*(previous.models if previous else []), *labels])),
-        seed=options.seed,
-        versions=package_versions(),
-        hashes={
-            "dataset": dataset.digest,
-            **{f"prompts/{name}": template.hash for name, template in templates.items()},
-        },
-        started=previous.started if previous else now_iso(),
-        dataset={
-            "path": str(dataset.path),
-            "format": options.fmt,
-            "items": len(selection.items),
-            **dataset.info,
-            "duplicates": summary(dataset.duplicates),
-        },
-        tasks=selection.per_task,
-        conditioning=selection.conditioning,
-        random_baselines=selection.random_baselines,
-        no_gold=selection.no_gold,
-        judge={"model": judge.label, "requests_sent": 0, "cache_hits": 0} if judge else None,
+async def _setting(
+    dataset: Dataset, selection: Selection, options: EvalOptions, opened: list[Backend]
+) -> EvalSetting:
+    """The models, templates, rubrics and judge of the run, checked."""
+    backends = await _open_backends(options, selection, opened)
+    rubrics = _rubrics(selection.rubrics)
+    templates = dict(selection.templates)  # what the graph renders with, as the manifest hashes
+    judge = None
+    if rubrics:
+        from ..judging.rubric import JUDGE_PROMPT
+
+        settings = BackendSettings(concurrency=options.concurrency, retry=options.retry)
+        judge = create_backend(options.judge, settings)
+        opened.append(judge)
+        templates[JUDGE_PROMPT] = load_prompt(JUDGE_PROMPT)
+        await judge.check()
+    return EvalSetting(dataset, selection, backends, templates, rubrics, judge)
+
+
+def _item_inputs(setting: EvalSetting) -> ItemInputs:
+    from ..judging.rubric import JUDGE_PROMPT
+
+    return ItemInputs(
+        setting.dataset.items,
+        setting.selection.tasks,
+        {name: r.id for name, r in setting.rubrics.items()},
+        JUDGE_PROMPT,
+        setting.judge.spec.label if setting.judge is not None else None,
     )
 
 
@@ -279,79 +246,73 @@ async def _run_eval(
     dataset_path: str | Path, options: EvalOptions, progress: ProgressSink, opened: list[Backend]
 ) -> EvalResult:
     dataset, selection = _read(dataset_path, options)
-    items, tasks = selection.items, selection.tasks
-    backends = await _open_backends(options, selection, opened)
-    folder = RunFolder.open(options.run_dir, "eval")
-    try:
-        previous = _check_resumable(folder, dataset, selection.conditioning)
-    except GramagentsError:
-        folder.discard()
-        raise
-    cache = (
-        ResponseCache(options.cache_path or default_cache_path())
-        if options.use_cache
-        else NullCache()
-    )
-    models = [Model(b, cache) for b in backends]
-    rubrics = _rubrics(selection.rubrics)
-    templates = dict(selection.templates)  # what the graph renders with, as the manifest hashes it
-    judge = None
-    if rubrics:
-        from ..judging.rubric import JUDGE_PROMPT
+    setting = await _setting(dataset, selection, options, opened)
+    with Run.open(options.run_dir, "eval") as run:
+        previous, changes, stale = check_resume(
+            run, setting.inputs(), dataset.digest, _item_inputs(setting), options.resume_changed
+        )
+        manifest = eval_manifest(run, options, setting, previous, changes)
+        writer = RecordWriter(run)
+        # before the manifest changes: a failure here leaves consistent records and the
+        # earlier manifest, with whatever the reconciliation set aside
+        manifest.set_aside += writer.resume(stale)
+        cache = open_cache(options.use_cache, options.cache_path)
+        models = [Model(b, cache) for b in setting.backends]
+        judge = Model(setting.judge, cache) if setting.judge is not None else None
+        resumed = 0
+        failure: BaseException | None = None
+        try:
+            run.write_manifest(manifest)
+            resumed = await _evaluate(models, setting, writer, progress, judge, manifest)
+        except BaseException as exc:
+            failure = exc
+            raise
+        finally:
+            progress.stop()
+            count(manifest, models, selection.items, resumed, writer.scored, judge)
+            try:
+                run.settle(manifest, failure, summary=writer.summary.summary(), view=options.view)
+            finally:
+                cache.close()
+    return EvalResult(folder=run, manifest=manifest)
 
-        settings = BackendSettings(concurrency=options.concurrency, retry=options.retry)
-        judge = Model(create_backend(options.judge, settings), cache)
-        templates[JUDGE_PROMPT] = load_prompt(JUDGE_PROMPT)
-        opened.append(judge.backend)
-        await judge.backend.check()
-    labels = [b.spec.label for b in backends]
-    manifest = _eval_manifest(
-        folder, options, dataset, selection, labels, previous, templates, judge
-    )
-    manifest.hashes.update({f"rubrics/{r.id}": r.hash for r in rubrics.values()})
-    folder.write_manifest(manifest)
-    writer = RecordWriter(folder)
-    writer.resume()
-    resumed = 0
-    failure: BaseException | None = None
-    try:
-        for model in models:
-            pending = (
-                [i for i in items if (model.label, i.id) not in writer.scored]
-                if writer.scored
-                else items  # a fresh run: nothing to leave out
+
+async def _evaluate(
+    models: list[Model],
+    setting: EvalSetting,
+    writer: RecordWriter,
+    progress: ProgressSink,
+    judge: Model | None,
+    manifest: EvalManifest,
+) -> int:
+    """Ask every model what it has not answered; returns how many answers were done before."""
+    items, resumed = setting.selection.items, 0
+    for model in models:
+        pending = (
+            [i for i in items if (model.label, i.id) not in writer.scored]
+            if writer.scored
+            else items  # a fresh run: nothing to leave out
+        )
+        resumed += len(items) - len(pending)
+        if pending:
+            await _evaluate_model(
+                model,
+                pending,
+                setting.selection.tasks,
+                writer,
+                progress,
+                # the last model's report is the run's, written once when the run settles
+                None
+                if model is models[-1]
+                else lambda: run_reports.write_eval_report(
+                    writer.folder, manifest, writer.summary.summary()
+                ),
+                setting.templates,
+                judge,
+                setting.rubrics,
+                setting.selection.conditioning,
             )
-            resumed += len(items) - len(pending)
-            if pending:
-                await _evaluate_model(
-                    model,
-                    pending,
-                    tasks,
-                    writer,
-                    progress,
-                    # the last model's report is the run's, written once by _finish
-                    None
-                    if model is models[-1]
-                    else lambda: write_eval_report(folder, manifest, writer.summary.summary()),
-                    templates,
-                    judge,
-                    rubrics,
-                    selection.conditioning,
-                )
-    except BaseException as exc:
-        failure = exc
-        raise
-    finally:
-        progress.stop()
-        if isinstance(failure, GramagentsError) and folder.created and writer.written == 0:
-            folder.discard()  # nothing was recorded: leave no folder behind
-        else:
-            # the viewer takes seconds on a large run: not when the run was stopped
-            view = options.view and failure is None
-            _finish(folder, manifest, models, items, resumed, writer, judge, view)
-            folder.close()
-        cache.close()
-    return EvalResult(folder=folder, manifest=manifest)
+    return resumed
 
 
 async def _evaluate_model(
@@ -406,50 +367,3 @@ def _rubrics(names: list[str]) -> dict[str, Any]:
     from ..judging.rubric import find_rubric
 
     return {name: find_rubric(name) for name in names}
-
-
-def _finish(
-    folder: RunFolder,
-    manifest: RunManifest,
-    models: list[Model],
-    items: list[Item],
-    resumed: int,
-    writer: RecordWriter,
-    judge: Model | None = None,
-    view: bool = True,
-) -> None:
-    labels = {m.label for m in models}
-    in_scope = len(labels) * len(items)
-    # What this run scored is in scope by construction; what an earlier run left may not be
-    # (another --limit), so only those lines are checked against the items.
-    done = sum(writer.new_scores[label] for label in labels)
-    invalid = sum(writer.new_invalid[label] for label in labels)
-    if writer.scored:
-        ids = {i.id for i in items}
-        earlier = [
-            bad for (label, item), bad in writer.scored.items() if label in labels and item in ids
-        ]
-        done += len(earlier)
-        invalid += sum(earlier)
-    manifest.counts = Counts(
-        items=in_scope,
-        requests_sent=sum(m.stats.requests_sent for m in models)
-        + (judge.stats.requests_sent if judge else 0),
-        cache_hits=sum(m.stats.cache_hits for m in models) + resumed,
-        invalid=invalid,
-        failed=in_scope - done,
-    )
-    if judge is not None:
-        manifest.judge = {
-            "model": judge.label,
-            "requests_sent": judge.stats.requests_sent,
-            "cache_hits": judge.stats.cache_hits,
-        }
-    manifest.status = "complete" if done == in_scope else "partial"
-    manifest.finished = now_iso()
-    summary, files = write_eval_report(folder, manifest, writer.summary.summary())
-    folder.write_manifest(manifest)
-    if view:
-        from ..report.view import write_view
-
-        write_view([folder.path], summary=summary, sections=files)

@@ -22,7 +22,8 @@ from typing import Any, Literal
 import yaml
 
 from ..errors import InputError
-from ..records import Item, RunManifest
+from ..records import BuildManifest, Item
+from ..runtime.run import MANIFEST, Run
 from ..sources.datasets import read_items
 from ..sources.exported import COLUMNS, EXPORT_INFO, item_row
 
@@ -42,20 +43,7 @@ class ExportResult:
     license: str
 
 
-def _build_manifest(run: Path) -> tuple[Path, RunManifest]:
-    folder = run.parent if run.is_file() else run
-    path = folder / "manifest.json"
-    if not path.is_file():
-        raise InputError(run, "not a build run folder (no manifest.json)")
-    manifest = RunManifest.model_validate_json(path.read_text(encoding="utf-8"))
-    if manifest.kind != "build":
-        raise InputError(path, f"a {manifest.kind} run, not a build", field="kind")
-    if manifest.status != "complete":
-        raise InputError(path, "the build did not finish; resume it first", field="status")
-    return folder, manifest
-
-
-def _check_counts(items: list[Item], manifest: RunManifest, folder: Path) -> dict[str, int]:
+def _check_counts(items: list[Item], manifest: BuildManifest, folder: Path) -> dict[str, int]:
     counts = dict(Counter(item.task for item in items))
     if manifest.tasks and counts != manifest.tasks:
         raise InputError(
@@ -66,13 +54,28 @@ def _check_counts(items: list[Item], manifest: RunManifest, folder: Path) -> dic
 
 
 def export_run(run: Path, to: ExportFormat, out: Path, license: str | None = None) -> ExportResult:
-    """Write the build run `run` to the new folder `out` as Parquet or a `datasets` folder."""
-    folder, manifest = _build_manifest(run)
+    """Write the build run `run` to the new folder `out` as Parquet or a `datasets` folder.
+
+    The run is held (locked) while it is read, so that no review rewrites it meanwhile.
+    """
+    with Run.existing(run.parent if run.is_file() else run, kind="build") as held:
+        manifest = held.found
+        assert isinstance(manifest, BuildManifest)
+        if manifest.status != "complete":
+            raise InputError(
+                held.file(MANIFEST), "the build did not finish; resume it first", field="status"
+            )
+        return _export(held.path, manifest, to, out, license)
+
+
+def _export(
+    folder: Path, manifest: BuildManifest, to: ExportFormat, out: Path, license: str | None
+) -> ExportResult:
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise InputError(out, "already exists; name a new folder")
     dataset = read_items(folder)
     counts = _check_counts(dataset.items, manifest, folder)
-    licence = license or str(getattr(manifest, "license", None) or "unknown")
+    licence = license or manifest.license or "unknown"
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
@@ -116,7 +119,7 @@ def _write_parquet(columns: dict[str, list[str]], folder: Path) -> None:
 
 
 def _write_hf(
-    columns: dict[str, list[str]], folder: Path, manifest: RunManifest, licence: str
+    columns: dict[str, list[str]], folder: Path, manifest: BuildManifest, licence: str
 ) -> None:
     from datasets import Dataset, DatasetInfo, Features, Split, Value, disable_progress_bars
 
@@ -148,7 +151,7 @@ def _size_category(n: int) -> str:
 
 
 def _front_matter(
-    manifest: RunManifest, items: list[Item], to: ExportFormat, licence: str
+    manifest: BuildManifest, items: list[Item], to: ExportFormat, licence: str
 ) -> dict[str, Any]:
     languages = sorted(
         {str(i.meta["language"]) for i in items if isinstance(i.meta.get("language"), str)}
@@ -172,7 +175,7 @@ def _front_matter(
 
 
 def dataset_card(
-    manifest: RunManifest,
+    manifest: BuildManifest,
     items: list[Item],
     counts: dict[str, int],
     files: dict[str, str],
@@ -245,7 +248,7 @@ def dataset_card(
     return "\n".join(lines)
 
 
-def _stages(manifest: RunManifest) -> list[str]:
+def _stages(manifest: BuildManifest) -> list[str]:
     if not manifest.stages:
         return []
     rows = [

@@ -17,7 +17,7 @@ from typing import Any
 
 from ...errors import InputError
 from ...records import Item
-from ...runtime.rundir import now_iso, write_atomic, write_jsonl_atomic
+from ...runtime.rundir import write_atomic
 from ...sources import _text
 from ...sources.datasets import read_dataset
 from ...workflow.nodes import BuildView
@@ -124,13 +124,16 @@ def apply_item_decisions(
 
 
 def apply_item_review(job: Any) -> Any:
-    """Apply a reviewer's decisions to the dataset of an EduEval build."""
+    """Apply a reviewer's decisions to the dataset of an EduEval build.
+
+    The run is then finished as a build is (report, manifest, viewer).
+    """
     from ...workflow.build import BuildResult
 
     decisions = read_decisions(job.file)
     path = job.folder.file("dataset.jsonl")
     kept, counts = apply_item_decisions(read_dataset(path).items, decisions)
-    write_jsonl_atomic(path, kept)
+    job.folder.write_jsonl("dataset.jsonl", kept)
     manifest = job.manifest
     manifest.review = {
         **(manifest.review or {}),
@@ -140,8 +143,7 @@ def apply_item_review(job: Any) -> Any:
     manifest.counts = manifest.counts.model_copy(update={"items": len(kept)})
     manifest.tasks = dict(Counter(i.task for i in kept))
     manifest.hashes["dataset"] = hashlib.sha256(path.read_bytes()).hexdigest()
-    manifest.finished = now_iso()
-    job.folder.write_manifest(manifest)
+    job.folder.finish(manifest)
     return BuildResult(job.folder, manifest, kept, [])
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from html import escape
@@ -24,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from ...records import RunManifest
+from ...runtime.run import Run as HeldRun
 from ...runtime.rundir import write_atomic
-from ..runs import open_run_folder
 from ..summary import Summary, SummaryBuilder
 from .build_page import build_overview, write_failures, write_rejected, write_review
 from .eval_page import EvalRun, comparison, eval_overview
@@ -63,11 +64,6 @@ class SiteResult:
     """Run id to the number of items its browser holds."""
 
 
-def open_run(path: Path, key: str) -> Run:
-    """A run folder's manifest (a clear error when it is not a run folder)."""
-    return Run(key, path, open_run_folder(path)[1])
-
-
 def default_out(runs: list[Path]) -> Path:
     """One run: its own folder; several: a new folder beside the first."""
     if len(runs) == 1:
@@ -87,19 +83,21 @@ def write_view(
     `summary` is the first run's summary, and `sections` the lines of its sections that write
     files, when the caller has them at hand (an eval at its end, from `write_eval_report`).
     """
-    runs = [open_run(Path(p), f"run{i}") for i, p in enumerate(paths)]
-    if summary is not None and runs[0].manifest.kind == "eval":
-        runs[0].summary, runs[0].sections = summary, sections
-    out = Path(out) if out is not None else default_out([r.path for r in runs])
-    out.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".view-", dir=out))
-    try:
-        result, page = _write(runs, out, staging)
-        _swap(staging, out / "view")
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    write_atomic(result.page, page)  # last: the page the new data belongs to
+    with ExitStack() as stack:  # each run held (locked, or borrowed from its writer) meanwhile
+        held = [stack.enter_context(HeldRun.existing(Path(p))) for p in paths]
+        runs = [Run(f"run{i}", h.path, h.found) for i, h in enumerate(held) if h.found]
+        if summary is not None and runs[0].manifest.kind == "eval":
+            runs[0].summary, runs[0].sections = summary, sections
+        out = Path(out) if out is not None else default_out([r.path for r in runs])
+        out.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".view-", dir=out))
+        try:
+            result, page = _write(runs, out, staging)
+            _swap(staging, out / "view")
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        write_atomic(result.page, page)  # last: the page the new data belongs to
     return result
 
 

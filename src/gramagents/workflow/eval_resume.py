@@ -1,0 +1,133 @@
+"""What an eval's answers depend on, and which recorded answers a change of it touches.
+
+The inputs of an answer: the dataset (its hash), the prompt template an item is rendered with,
+for a judged item its rubric, the judge's prompt and the judge, for a minimal pair its task's
+conditioning, and the model's endpoint (a model's name leaves its endpoint out, so that a
+server restarted on another port is the same model: `ModelSpec.label`). The manifest keeps
+each as a flat key (`prompts/NAME`, `rubrics/ID`, `judge`, `conditioning/TASK`,
+`endpoint/MODEL`); a resume compares the manifest's with the run's own, and the keys of an item
+say whether a change touches its records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import RunError
+from ..records import EvalManifest, Item
+from ..runtime.reconcile import Stale, count_stale
+from ..runtime.run import ResumeChanged, Run
+from ..tasks import TaskSpec
+from ..tasks.registry import rubric_of
+
+JUDGE_KEY = "judge"
+INPUT_PREFIXES = ("prompts/", "rubrics/", "conditioning/", "endpoint/")
+
+
+def endpoint_text(endpoint: str | None) -> str:
+    """An endpoint as the manifest records it: its base URL without credentials."""
+    if not endpoint:
+        return "local"
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(endpoint)
+    if parts.username is None and parts.password is None:
+        return endpoint
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def manifest_inputs(manifest: EvalManifest) -> dict[str, str]:
+    """Every input an eval manifest records, as flat keys (see the module docstring)."""
+    inputs = {k: v for k, v in manifest.hashes.items() if k.startswith(INPUT_PREFIXES)}
+    inputs.update({f"conditioning/{t}": c for t, c in manifest.conditioning.items()})
+    inputs.update({f"endpoint/{m}": e for m, e in manifest.endpoints.items()})
+    if manifest.judge:
+        inputs[JUDGE_KEY] = str(manifest.judge.get("model"))
+    return inputs
+
+
+def changed(before: Mapping[str, str], after: Mapping[str, str]) -> dict[str, tuple[str, str]]:
+    """Inputs both sides know that differ: key to (before, after)."""
+    return {k: (before[k], v) for k, v in after.items() if k in before and before[k] != v}
+
+
+class ItemInputs:
+    """The input keys of each item's records; `stale(changes)` says whose changed."""
+
+    def __init__(
+        self,
+        items: list[Item],
+        tasks: dict[str, TaskSpec],
+        rubric_ids: dict[str, str],
+        judge_prompt: str,
+        judge: str | None,
+    ) -> None:
+        self._items = {item.id: item for item in items}
+        self._tasks = tasks
+        self._rubric_ids = rubric_ids
+        self._judged = (f"prompts/{judge_prompt}", JUDGE_KEY) + (
+            (f"endpoint/{judge}",) if judge else ()
+        )
+        self._keys: dict[str, frozenset[str]] = {}
+
+    def keys(self, item_id: str) -> frozenset[str]:
+        """The input keys of an item's answer, whatever the model."""
+        keys = self._keys.get(item_id)
+        if keys is None:
+            keys = self._keys[item_id] = self._of(self._items.get(item_id))
+        return keys
+
+    def _of(self, item: Item | None) -> frozenset[str]:
+        if item is None or item.task not in self._tasks:
+            return frozenset()
+        spec = self._tasks[item.task]
+        if spec.mode == "loglikelihood":
+            return frozenset({f"conditioning/{item.task}"})
+        keys = {f"prompts/{item.prompt.template}"}
+        rubric = rubric_of(item, self._tasks)
+        if rubric is not None:
+            keys.add(f"rubrics/{self._rubric_ids.get(rubric, rubric)}")
+            keys.update(self._judged)
+        return frozenset(keys)
+
+    def stale(self, changes: Mapping[str, Any]) -> Stale:
+        """`stale(model, item)`: whether a change touches that model's answer to the item."""
+
+        def touched(model: str, item_id: str) -> bool:
+            return f"endpoint/{model}" in changes or not changes.keys().isdisjoint(
+                self.keys(item_id)
+            )
+
+        return touched
+
+
+def check_resume(
+    run: Run,
+    inputs: dict[str, str],
+    dataset_digest: str,
+    item_inputs: ItemInputs,
+    policy: ResumeChanged,
+) -> tuple[EvalManifest | None, list[Any], Stale | None]:
+    """The earlier manifest, the changes to record and the predicate of stale records.
+
+    Refuses (one line) a folder of another dataset, and one whose inputs changed under
+    recorded answers unless `policy` is `reask`.
+    """
+    previous = run.found
+    if previous is None:
+        return None, [], None
+    assert isinstance(previous, EvalManifest)  # Run.open checked the kind
+    if previous.hashes.get("dataset") != dataset_digest:
+        raise RunError(
+            f"--run-dir {run.path}: holds an eval of a different dataset; use a new --run-dir"
+        )
+    changes = changed(manifest_inputs(previous), inputs)
+    if not changes:
+        return previous, [], None
+    stale = item_inputs.stale(changes)
+    affected = count_stale(run, stale)
+    recorded = run.check_changes(changes, affected, policy)
+    return previous, recorded, stale
