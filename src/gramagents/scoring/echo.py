@@ -1,0 +1,173 @@
+"""Echoes: the parts of a reply that copy the prompt that was sent.
+
+Reply and prompt are compared after normalisation (`normalise.nfkc`) and without whitespace.
+A stretch of the reply is *copied* when it lies in a run of at least `COPY_RUN` characters
+that also occurs in the prompt (the prompt's system and user messages; worked answers given as
+assistant turns are not the prompt's words but answers, so repeating one is no echo). Three
+measures follow:
+
+- the reply's *copied share*: its copied characters over all its characters (spaces aside);
+- for answers that are text, the share copied from the prompt's *instruction*: the prompt
+  with the item's own text (the sentence to correct, the sentence a phrase is taken from)
+  cut out, so that an unchanged sentence or a phrase of it is never an echo;
+- the instruction's *reproduced share*: how much of the instruction the reply repeats.
+
+The thresholds come from measurements on real replies and on echoes (`bench/echo.py`; the
+figures are in `bench/RESULTS.md`):
+
+- `COPY_RUN = 8`: ...
+- `ECHO_SHARE = 0.5`: ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from .normalise import nfkc
+
+COPY_RUN = 8
+"""Characters (spaces aside) a copied run has at least."""
+ECHO_SHARE = 0.5
+"""A reply with at least this share copied, from which no rule reads an answer, is an echo;
+an answer that is text with at least this share copied from the instruction is one."""
+INSTRUCTION_SHARE = 0.5
+"""A reply that repeats at least this share of the instruction echoes it whole."""
+
+
+def squeeze(text: str) -> tuple[str, list[int]]:
+    """`text` without whitespace, and where each of its characters was in `text`."""
+    positions = [i for i, ch in enumerate(text) if not ch.isspace()]
+    return "".join(text[i] for i in positions), positions
+
+
+def grams(squeezed: str) -> frozenset[str]:
+    """Every run of `COPY_RUN` characters of `squeezed`."""
+    size = COPY_RUN
+    return frozenset(squeezed[i : i + size] for i in range(len(squeezed) - size + 1))
+
+
+def prompt_text(prompt: str | Sequence[Any]) -> str:
+    """The prompt's words: a string, or the contents of its system and user messages."""
+    if isinstance(prompt, str):
+        return prompt
+    parts = []
+    for message in prompt:
+        role = message.get("role") if isinstance(message, Mapping) else message.role
+        content = message.get("content") if isinstance(message, Mapping) else message.content
+        if role != "assistant" and isinstance(content, str):
+            parts.append(content)
+    return "\n".join(parts)
+
+
+def own_texts(meta: Mapping[str, Any], keys: Iterable[str]) -> list[str]:
+    """The item's own text under `keys` of its metadata (strings, or lists of strings)."""
+    found: list[str] = []
+    for key in keys:
+        value = meta.get(key)
+        values = value if isinstance(value, list) else [value]
+        found += [v for v in values if isinstance(v, str) and v.strip()]
+    return found
+
+
+@dataclass
+class Prompt:
+    """A prompt as replies are compared with it.
+
+    Each measure is worked out when first asked for: most replies are too short to copy
+    anything, and their prompts are never looked at.
+    """
+
+    given: str | Sequence[Any]
+    """The prompt string, or its chat messages."""
+    own_given: list[str] = field(default_factory=list)
+    """The item's own text, which an answer may copy."""
+
+    @cached_property
+    def text(self) -> str:
+        """The prompt's words, normalised."""
+        return nfkc(prompt_text(self.given))
+
+    @cached_property
+    def own(self) -> list[str]:
+        """The item's own text, normalised."""
+        return [nfkc(t) for t in self.own_given]
+
+    @cached_property
+    def lines(self) -> frozenset[str]:
+        """Its lines that hold more than the item's own text, without whitespace."""
+        own = {squeeze(t)[0] for t in self.own}
+        found = (squeeze(line)[0] for line in self.text.splitlines())
+        return frozenset(line for line in found if line and line not in own)
+
+    @cached_property
+    def lowered(self) -> str:
+        """In lower case (for phrase look-ups)."""
+        return self.text.lower()
+
+    @cached_property
+    def squeezed(self) -> str:
+        """Without whitespace."""
+        return squeeze(self.text)[0]
+
+    @cached_property
+    def grams(self) -> frozenset[str]:
+        """Its runs of `COPY_RUN` characters."""
+        return grams(self.squeezed)
+
+    @cached_property
+    def instruction(self) -> str:
+        """Without whitespace and without the item's own text."""
+        squeezed = self.squeezed
+        for text in sorted(self.own, key=len, reverse=True):
+            own = squeeze(text)[0]
+            if own:
+                squeezed = squeezed.replace(own, "\x00")
+        return squeezed
+
+    @cached_property
+    def instruction_grams(self) -> frozenset[str]:
+        """The instruction's runs."""
+        return grams(self.instruction)
+
+    @cached_property
+    def own_grams(self) -> frozenset[str]:
+        """The runs of the item's own text."""
+        return frozenset().union(*(grams(squeeze(t)[0]) for t in self.own))
+
+
+def copied(text: str, found: frozenset[str], unless: frozenset[str] = frozenset()) -> bytearray:
+    """Per character of `text`, 1 where it lies in a run of `found` (and not of `unless`)."""
+    squeezed, positions = squeeze(text)
+    size = COPY_RUN
+    mask = bytearray(len(text))
+    covered = 0  # squeezed positions before this one are marked already
+    for start in range(len(squeezed) - size + 1):
+        run = squeezed[start : start + size]
+        if run in found and run not in unless:
+            for j in range(max(start, covered), start + size):
+                mask[positions[j]] = 1
+            covered = start + size
+    return mask
+
+
+def share(text: str, mask: bytearray) -> float:
+    """The share of `text`'s non-space characters that `mask` marks."""
+    total = sum(1 for ch in text if not ch.isspace())
+    return sum(mask) / total if total else 0.0
+
+
+def reproduced(squeezed: str, reply: str) -> float:
+    """The share of `squeezed` (a prompt part, without whitespace) that `reply` repeats."""
+    if not squeezed:
+        return 0.0
+    said = grams(squeeze(reply)[0])
+    size = COPY_RUN
+    marked = bytearray(len(squeezed))
+    for start in range(len(squeezed) - size + 1):
+        if squeezed[start : start + size] in said:
+            marked[start : start + size] = b"\x01" * size
+    kept = sum(1 for ch in squeezed if ch != "\x00")
+    return sum(marked) / kept if kept else 0.0

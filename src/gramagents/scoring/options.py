@@ -1,0 +1,100 @@
+"""Option texts in a reply: read as the option they name, never as answer letters.
+
+A choice item's metadata lists its options (`options`: a list of `{"key", "text"}`, or a
+mapping of letter to text). Where a reply repeats an option's text, that stretch is replaced
+by one mark standing for the option, before any rule reads the reply: the letters inside an
+option's own text (`固定短语：东A西B`) are then never taken for the letter the model gave, and
+`quoted_options` tells which options the reply names by their text. Texts are matched without
+case and with any punctuation or spaces between their letters and digits, so
+`能愿动词 要` names the option `能愿动词：要`.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+from .normalise import nfkc
+
+MARK_BASE = 0xE000
+"""Option i is marked by the private-use character `MARK_BASE + i`."""
+MIN_WEIGHT = 4
+"""How much text an option needs to be looked for: a Latin letter or digit weighs 1, any other
+(a Chinese character) 2. Shorter texts (`it`, `The`, `是`) are too common to name an option."""
+
+
+def option_pairs(meta: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(key, text) of every option in `meta`, whatever shape they come in."""
+    options = meta.get("options")
+    if isinstance(options, Mapping):
+        return [(str(k), str(v)) for k, v in options.items()]
+    if not isinstance(options, list):
+        return []
+    return [
+        (str(o["key"]), str(o.get("text", "")))
+        for o in options
+        if isinstance(o, Mapping) and "key" in o
+    ]
+
+
+def _letters(text: str) -> list[str]:
+    return [ch for ch in nfkc(text) if unicodedata.category(ch)[0] in "LN"]
+
+
+@lru_cache(maxsize=65536)  # option texts recur across items
+def _pattern(text: str) -> re.Pattern[str] | None:
+    letters = _letters(text)
+    if sum(1 if ch.isascii() else 2 for ch in letters) < MIN_WEIGHT:
+        return None
+    body = r"[^\w]*".join(re.escape(ch) for ch in letters)
+    head = r"(?<![^\W_])" if letters[0].isascii() else ""
+    tail = r"(?![^\W_])" if letters[-1].isascii() else ""
+    return re.compile(head + body + tail, re.IGNORECASE)
+
+
+def option_spans(text: str, meta: Mapping[str, Any]) -> list[tuple[int, int, int]]:
+    """The spans of `text` that repeat an option's text: (start, end, option index), in order.
+
+    Longer texts are found first, and a span never overlaps another (`能愿动词：会不会` is
+    not also `能愿动词：会`).
+    """
+    options = option_pairs(meta)
+    order = sorted(range(len(options)), key=lambda i: -len(_letters(options[i][1])))
+    taken = bytearray(len(text))
+    spans: list[tuple[int, int, int]] = []
+    for index in order:
+        pattern = _pattern(options[index][1])
+        if pattern is None:
+            continue
+        for match in pattern.finditer(text):
+            start, end = match.span()
+            if any(taken[start:end]):
+                continue
+            taken[start:end] = b"\x01" * (end - start)
+            spans.append((start, end, index))
+    return sorted(spans)
+
+
+def mark(index: int) -> str:
+    """The character that stands for option `index` in a read reply."""
+    return chr(MARK_BASE + index)
+
+
+def quoted_options(text: str, meta: Mapping[str, Any]) -> list[str]:
+    """Keys of the options a read reply names by their text, in order, each once."""
+    options = option_pairs(meta)
+    keys: list[str] = []
+    for ch in text:
+        index = ord(ch) - MARK_BASE
+        if 0 <= index < len(options) and options[index][0] not in keys:
+            keys.append(options[index][0])
+    return keys
+
+
+def disagrees(key: str, text: str, meta: Mapping[str, Any]) -> bool:
+    """Whether a read reply quotes the text of one other option, and not `key`'s own."""
+    quoted = quoted_options(text, meta)
+    return len(quoted) == 1 and quoted[0] != key

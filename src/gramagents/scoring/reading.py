@@ -1,0 +1,202 @@
+"""How a chain reads one reply: the steps of `extract.extract` after the chain is found."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from . import echo
+from .extract import (
+    ECHO,
+    INVALID,
+    NO_ANSWER,
+    REFUSAL,
+    ChainSpec,
+    Extraction,
+    Meta,
+    run_rules,
+)
+from .normalise import normalise_reply
+from .options import mark, option_spans
+from .screens import apologises, screen
+
+HIDDEN = "□"
+"""What an answer token copied from the prompt becomes before the rules read the reply."""
+_TOKEN = re.compile(
+    r"(?<![A-Za-z0-9])(?:[A-Za-z]|\d+(?:\.\d+)?|true|false|yes|no)(?![A-Za-z0-9])",
+    re.IGNORECASE,
+)
+CONTEXT_WORDS = 3
+"""Letters and digits of the prompt's own words that make a copied answer token an echo."""
+MAX_SKIPPED_LINES = 8
+"""Lines that repeat the instruction a text answer may skip before its answer."""
+
+
+def read(spec: ChainSpec, text: str, meta: Meta, prompt: str | Sequence[Any] | None) -> Extraction:
+    """Normalise, screen, compare with the prompt and read `text` with `spec`'s rules."""
+    reply = normalise_reply(text)
+    if not reply:
+        return _invalid(NO_ANSWER)
+    own = echo.own_texts(meta, spec.own_text) if spec.answer == "text" else []
+    against = echo.Prompt(prompt, own) if prompt is not None else None
+    if spec.answer == "text":
+        return _read_text(spec, reply, meta, against)
+    reason = screen(reply, against)
+    if reason is not None:
+        return _invalid(reason)
+    reading, copied_share = hide_copied(reply, meta, against)
+    found = run_rules(spec.rules, reading, meta)
+    if found is not None:
+        return found
+    return _invalid(_why_nothing(reply, against, copied_share))
+
+
+def _invalid(reason: str) -> Extraction:
+    return Extraction(None, INVALID, reason)
+
+
+def _why_nothing(reply: str, prompt: echo.Prompt | None, copied_share: float) -> str:
+    if copied_share >= echo.ECHO_SHARE:
+        return ECHO
+    return REFUSAL if apologises(reply, prompt) else NO_ANSWER
+
+
+def hide_copied(reply: str, meta: Meta, prompt: echo.Prompt | None) -> tuple[str, float]:
+    """The reply as token rules read it, and the share of it copied from the prompt.
+
+    Option texts become their marks (`options.mark`). What the reply copies from the prompt
+    *with the prompt's own words around it* is no answer: there, an answer token (a single
+    letter, a number, true/false/yes/no) becomes `HIDDEN` and an option text is dropped
+    (`请使用T或F回答`, an echoed list of options). A token or option copied with nothing but
+    quotes or its option line around it (`“False”.` from `answer with “True” or “False”.`,
+    `D. 能愿动词：会`) may well be the model's own answer, and stays.
+    """
+    copied = bytearray(len(reply))
+    if prompt is not None and len(reply) >= echo.COPY_RUN:
+        copied = echo.copied(reply, prompt.grams)
+    chars = list(reply)
+    options = option_spans(reply, meta)
+    echoed: set[int] = set()
+    if any(copied):
+        tokens = [t.span() for t in _TOKEN.finditer(reply)]
+        runs, words = _runs(reply, copied, [*tokens, *(o[:2] for o in options)])
+        for start, end in tokens:
+            if words[runs[start]] >= CONTEXT_WORDS and _within(reply, copied, start, end, prompt):
+                chars[start:end] = HIDDEN * (end - start)
+        echoed = {
+            start
+            for start, end, _ in options
+            if words[runs[start]] >= CONTEXT_WORDS
+            and all(copied[i] for i in range(start, end) if not reply[i].isspace())
+        }
+    for start, end, index in reversed(options):
+        chars[start:end] = [HIDDEN if start in echoed else mark(index)]
+    return "".join(chars), echo.share(reply, copied)
+
+
+def _within(reply: str, copied: bytearray, start: int, end: int, prompt: echo.Prompt) -> bool:
+    """Whether `reply[start:end]` is copied with the prompt's text on both sides of it.
+
+    A token copied with words before it only (`Sentences 1-3 are T` after `judge sentences 1
+    to 9`) starts the model's own words; one that ends (or starts) the prompt itself is
+    copied whole, nothing of the prompt being there to copy beyond it.
+    """
+    if not all(copied[start:end]):
+        return False
+    before = next((i for i in range(start - 1, -1, -1) if not reply[i].isspace()), None)
+    after = next((i for i in range(end, len(reply)) if not reply[i].isspace()), None)
+    if before is not None and after is not None and copied[before] and copied[after]:
+        return True
+    head = echo.squeeze(reply[start:])[0][: echo.COPY_RUN]
+    tail = echo.squeeze(reply[:end])[0][-echo.COPY_RUN :]
+    return prompt.squeezed.startswith(head) or prompt.squeezed.endswith(tail)
+
+
+def _runs(
+    reply: str, copied: bytearray, answers: list[tuple[int, int]]
+) -> tuple[list[int], list[int]]:
+    """Per character, the copied run it is in; per run, its letters and digits besides answers.
+
+    `answers` are the spans of answer tokens and option texts, which do not count. Spaces
+    inside a run keep it going (the comparison ignores them).
+    """
+    in_answer = bytearray(len(reply))
+    for start, end in answers:
+        in_answer[start:end] = b"\x01" * (end - start)
+    runs = [0] * len(reply)
+    words = [0]
+    inside = False
+    for i, ch in enumerate(reply):
+        if copied[i]:
+            if not inside:
+                words.append(0)
+                inside = True
+            runs[i] = len(words) - 1
+            words[-1] += int(ch.isalnum() and not in_answer[i])
+        elif not ch.isspace():  # spaces inside a run keep it going
+            inside = False
+    return runs, words
+
+
+def _read_text(spec: ChainSpec, reply: str, meta: Meta, prompt: echo.Prompt | None) -> Extraction:
+    """A text answer: invalid when it repeats the instruction rather than answering."""
+    if prompt is None or echo.share(reply, echo.copied(reply, prompt.own_grams)) < 0.5:
+        reason = screen(reply, prompt, free_text=True)
+        if reason is not None:
+            return _invalid(reason)
+    if prompt is not None and echo.reproduced(prompt.instruction, reply) >= echo.INSTRUCTION_SHARE:
+        rest = _after_echo(reply, prompt)
+        if rest is None:
+            return _invalid(ECHO)
+        reply = rest
+    for _ in range(MAX_SKIPPED_LINES):
+        found = run_rules(spec.rules, reply, meta)
+        if found is None or found.invalid:
+            return found or _invalid(_why_nothing(reply, prompt, _instruction_share(reply, prompt)))
+        if not _echoed(str(found.value), prompt):
+            return found
+        rest = _without_echoed_line(reply, prompt)
+        if rest is None:
+            break
+        reply = rest
+    return _invalid(ECHO)
+
+
+def _instruction_share(text: str, prompt: echo.Prompt | None) -> float:
+    if prompt is None:
+        return 0.0
+    return echo.share(text, echo.copied(text, prompt.instruction_grams, prompt.own_grams))
+
+
+def _echoed(text: str, prompt: echo.Prompt | None) -> bool:
+    """Whether a text answer repeats the instruction, or a whole line of the prompt.
+
+    A line that is only the item's own text (the sentence to correct) may be the answer; one
+    that holds more (`Sentence: …` of a prompt echoed line by line) is an echo.
+    """
+    if prompt is None:
+        return False
+    return (
+        _instruction_share(text, prompt) >= echo.ECHO_SHARE or echo.squeeze(text)[0] in prompt.lines
+    )
+
+
+def _after_echo(reply: str, prompt: echo.Prompt) -> str | None:
+    """What stands on its own lines after the reply's last copy of the instruction."""
+    copied = echo.copied(reply, prompt.instruction_grams, prompt.own_grams)
+    last = max((i for i, c in enumerate(copied) if c), default=-1)
+    head, newline, rest = reply[last + 1 :].partition("\n")
+    if not newline or re.search(r"[^\W_]", head) or not rest.strip():
+        return None
+    return rest.strip()
+
+
+def _without_echoed_line(reply: str, prompt: echo.Prompt | None) -> str | None:
+    """The reply without its first line that repeats the prompt (None: there is none)."""
+    lines = reply.split("\n")
+    for index, line in enumerate(lines):
+        if line.strip() and _echoed(line, prompt):
+            rest = "\n".join(lines[:index] + lines[index + 1 :]).strip()
+            return rest or None
+    return None
