@@ -12,7 +12,7 @@ from .plugins import COMMANDS, Registry, load_recipes
 from .report.charts import Figure, report_chart
 from .report.layouts import Column, Layout, paper_table
 from .report.markdown import report_files, report_section
-from .scoring.extract import Extraction, chain
+from .scoring.extract import Extraction, Invalid, chain
 from .scoring.metrics import ItemScore, metric
 from .sources import ReadOptions, SourceData, source_reader
 from .sources.datasets import Dataset, dataset_format
@@ -50,6 +50,7 @@ __all__ = [
     "Extraction",
     "FilterSpec",
     "Figure",
+    "Invalid",
     "ItemScore",
     "Layout",
     "NodeEnv",
