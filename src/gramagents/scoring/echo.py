@@ -43,12 +43,6 @@ def squeeze(text: str) -> tuple[str, list[int]]:
     return "".join(text[i] for i in positions), positions
 
 
-def grams(squeezed: str) -> frozenset[str]:
-    """Every run of `COPY_RUN` characters of `squeezed`."""
-    size = COPY_RUN
-    return frozenset(squeezed[i : i + size] for i in range(len(squeezed) - size + 1))
-
-
 def prompt_text(prompt: str | Sequence[Any]) -> str:
     """The prompt's words: a string, or the contents of its system and user messages."""
     if isinstance(prompt, str):
@@ -98,8 +92,8 @@ class Prompt:
     @cached_property
     def lines(self) -> frozenset[str]:
         """Its lines that hold more than the item's own text, without whitespace."""
-        own = {squeeze(t)[0] for t in self.own}
-        found = (squeeze(line)[0] for line in self.text.splitlines())
+        own = {"".join(t.split()) for t in self.own}
+        found = ("".join(line.split()) for line in self.text.splitlines())
         return frozenset(line for line in found if line and line not in own)
 
     @cached_property
@@ -110,36 +104,31 @@ class Prompt:
     @cached_property
     def squeezed(self) -> str:
         """Without whitespace."""
-        return squeeze(self.text)[0]
-
-    @cached_property
-    def grams(self) -> frozenset[str]:
-        """Its runs of `COPY_RUN` characters."""
-        return grams(self.squeezed)
+        return "".join(self.text.split())
 
     @cached_property
     def instruction(self) -> str:
         """Without whitespace and without the item's own text."""
         squeezed = self.squeezed
         for text in sorted(self.own, key=len, reverse=True):
-            own = squeeze(text)[0]
+            own = "".join(text.split())
             if own:
                 squeezed = squeezed.replace(own, "\x00")
         return squeezed
 
     @cached_property
-    def instruction_grams(self) -> frozenset[str]:
-        """The instruction's runs."""
-        return grams(self.instruction)
-
-    @cached_property
-    def own_grams(self) -> frozenset[str]:
-        """The runs of the item's own text."""
-        return frozenset().union(*(grams(squeeze(t)[0]) for t in self.own))
+    def own_squeezed(self) -> str:
+        """The item's own texts without whitespace, apart."""
+        return "\x00".join("".join(t.split()) for t in self.own)
 
 
-def copied(text: str, found: frozenset[str], unless: frozenset[str] = frozenset()) -> bytearray:
-    """Per character of `text`, 1 where it lies in a run of `found` (and not of `unless`)."""
+def copied(text: str, found: str, unless: str = "") -> bytearray:
+    """Per character of `text`, 1 where it lies in a run that `found` holds (and `unless` not).
+
+    `found` and `unless` are texts without whitespace (a NUL keeps their parts apart); a run
+    is looked up in them by substring search, which costs less than a set of their runs for
+    the short replies most models give.
+    """
     squeezed, positions = squeeze(text)
     size = COPY_RUN
     mask = bytearray(len(text))
@@ -155,7 +144,7 @@ def copied(text: str, found: frozenset[str], unless: frozenset[str] = frozenset(
 
 def share(text: str, mask: bytearray) -> float:
     """The share of `text`'s non-space characters that `mask` marks."""
-    total = sum(1 for ch in text if not ch.isspace())
+    total = len("".join(text.split()))
     return sum(mask) / total if total else 0.0
 
 
@@ -163,7 +152,7 @@ def reproduced(squeezed: str, reply: str) -> float:
     """The share of `squeezed` (a prompt part, without whitespace) that `reply` repeats."""
     if not squeezed:
         return 0.0
-    said = grams(squeeze(reply)[0])
+    said = "".join(reply.split())
     size = COPY_RUN
     marked = bytearray(len(squeezed))
     for start in range(len(squeezed) - size + 1):

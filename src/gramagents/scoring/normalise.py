@@ -29,8 +29,11 @@ _TRAILING = re.compile(r"[ \t]+$", re.MULTILINE)
 
 def nfkc(text: str) -> str:
     """NFKC without invisible characters, with Unix line ends and no spaces ending lines."""
-    text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
-    return _TRAILING.sub("", _LINE_END.sub("\n", text))
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
+    if "\r" in text or not text.isascii():
+        text = _LINE_END.sub("\n", text)
+    return _TRAILING.sub("", text) if " \n" in text or "\t\n" in text else text
 
 
 def strip_reasoning(text: str) -> str:
@@ -39,6 +42,8 @@ def strip_reasoning(text: str) -> str:
     A reply whose server dropped the opening tag (`…</think>T`) is read after the last
     closing tag.
     """
+    if "<" not in text:
+        return text
     text = _REASONING.sub("", text)
     opened = _OPEN_REASONING.search(text)
     if opened is not None:
@@ -49,9 +54,11 @@ def strip_reasoning(text: str) -> str:
 
 def strip_markdown(text: str) -> str:
     """Without code fences and `*` emphasis markers, and with a boxed answer unboxed."""
-    text = _BOXED.sub(r"\1", text)
-    text = _FENCE.sub("", text)
-    return _EMPHASIS.sub("", text)
+    if "\\boxed" in text:
+        text = _BOXED.sub(r"\1", text)
+    if "```" in text:
+        text = _FENCE.sub("", text)
+    return _EMPHASIS.sub("", text) if "*" in text else text
 
 
 def normalise_reply(text: str) -> str:

@@ -29,30 +29,28 @@ MIN_WEIGHT = 4
 def option_pairs(meta: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(key, text) of every option in `meta`, whatever shape they come in."""
     options = meta.get("options")
+    if isinstance(options, list):
+        return [
+            (str(o["key"]), str(o.get("text", "")))
+            for o in options
+            if (type(o) is dict or isinstance(o, Mapping)) and "key" in o
+        ]
     if isinstance(options, Mapping):
         return [(str(k), str(v)) for k, v in options.items()]
-    if not isinstance(options, list):
-        return []
-    return [
-        (str(o["key"]), str(o.get("text", "")))
-        for o in options
-        if isinstance(o, Mapping) and "key" in o
-    ]
+    return []
 
 
-def _letters(text: str) -> list[str]:
-    return [ch for ch in nfkc(text) if unicodedata.category(ch)[0] in "LN"]
-
-
-@lru_cache(maxsize=65536)  # option texts recur across items
-def _pattern(text: str) -> re.Pattern[str] | None:
-    letters = _letters(text)
-    if sum(1 if ch.isascii() else 2 for ch in letters) < MIN_WEIGHT:
-        return None
+@lru_cache(maxsize=65536)  # option texts recur across items: read each once
+def _pattern(text: str) -> tuple[re.Pattern[str] | None, int]:
+    """The pattern that finds an option's text in a reply, and how much text it is."""
+    letters = [ch for ch in nfkc(text) if unicodedata.category(ch)[0] in "LN"]
+    weight = sum(1 if ch.isascii() else 2 for ch in letters)
+    if weight < MIN_WEIGHT:
+        return None, weight
     body = r"[^\w]*".join(re.escape(ch) for ch in letters)
     head = r"(?<![^\W_])" if letters[0].isascii() else ""
     tail = r"(?![^\W_])" if letters[-1].isascii() else ""
-    return re.compile(head + body + tail, re.IGNORECASE)
+    return re.compile(head + body + tail, re.IGNORECASE), weight
 
 
 def option_spans(text: str, meta: Mapping[str, Any]) -> list[tuple[int, int, int]]:
@@ -62,11 +60,13 @@ def option_spans(text: str, meta: Mapping[str, Any]) -> list[tuple[int, int, int
     not also `能愿动词：会`).
     """
     options = option_pairs(meta)
-    order = sorted(range(len(options)), key=lambda i: -len(_letters(options[i][1])))
+    if not options or len(text) < 2:
+        return []
+    found = [(_pattern(option_text), index) for index, (_, option_text) in enumerate(options)]
+    found.sort(key=lambda entry: -entry[0][1])
     taken = bytearray(len(text))
     spans: list[tuple[int, int, int]] = []
-    for index in order:
-        pattern = _pattern(options[index][1])
+    for (pattern, _), index in found:
         if pattern is None:
             continue
         for match in pattern.finditer(text):

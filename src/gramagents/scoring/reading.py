@@ -74,9 +74,11 @@ def hide_copied(reply: str, meta: Meta, prompt: echo.Prompt | None) -> tuple[str
     """
     copied = bytearray(len(reply))
     if prompt is not None and len(reply) >= echo.COPY_RUN:
-        copied = echo.copied(reply, prompt.grams)
-    chars = list(reply)
+        copied = echo.copied(reply, prompt.squeezed)
     options = option_spans(reply, meta)
+    if not options and not any(copied):
+        return reply, 0.0
+    chars = list(reply)
     echoed: set[int] = set()
     if any(copied):
         tokens = [t.span() for t in _TOKEN.finditer(reply)]
@@ -108,8 +110,8 @@ def _within(reply: str, copied: bytearray, start: int, end: int, prompt: echo.Pr
     after = next((i for i in range(end, len(reply)) if not reply[i].isspace()), None)
     if before is not None and after is not None and copied[before] and copied[after]:
         return True
-    head = echo.squeeze(reply[start:])[0][: echo.COPY_RUN]
-    tail = echo.squeeze(reply[:end])[0][-echo.COPY_RUN :]
+    head = "".join(reply[start:].split())[: echo.COPY_RUN]
+    tail = "".join(reply[:end].split())[-echo.COPY_RUN :]
     return prompt.squeezed.startswith(head) or prompt.squeezed.endswith(tail)
 
 
@@ -141,7 +143,7 @@ def _runs(
 
 def _read_text(spec: ChainSpec, reply: str, meta: Meta, prompt: echo.Prompt | None) -> Extraction:
     """A text answer: invalid when it repeats the instruction rather than answering."""
-    if prompt is None or echo.share(reply, echo.copied(reply, prompt.own_grams)) < 0.5:
+    if prompt is None or echo.share(reply, echo.copied(reply, prompt.own_squeezed)) < 0.5:
         reason = screen(reply, prompt, free_text=True)
         if reason is not None:
             return _invalid(reason)
@@ -166,7 +168,7 @@ def _read_text(spec: ChainSpec, reply: str, meta: Meta, prompt: echo.Prompt | No
 def _instruction_share(text: str, prompt: echo.Prompt | None) -> float:
     if prompt is None:
         return 0.0
-    return echo.share(text, echo.copied(text, prompt.instruction_grams, prompt.own_grams))
+    return echo.share(text, echo.copied(text, prompt.instruction, prompt.own_squeezed))
 
 
 def _echoed(text: str, prompt: echo.Prompt | None) -> bool:
@@ -178,13 +180,13 @@ def _echoed(text: str, prompt: echo.Prompt | None) -> bool:
     if prompt is None:
         return False
     return (
-        _instruction_share(text, prompt) >= echo.ECHO_SHARE or echo.squeeze(text)[0] in prompt.lines
+        _instruction_share(text, prompt) >= echo.ECHO_SHARE or "".join(text.split()) in prompt.lines
     )
 
 
 def _after_echo(reply: str, prompt: echo.Prompt) -> str | None:
     """What stands on its own lines after the reply's last copy of the instruction."""
-    copied = echo.copied(reply, prompt.instruction_grams, prompt.own_grams)
+    copied = echo.copied(reply, prompt.instruction, prompt.own_squeezed)
     last = max((i for i, c in enumerate(copied) if c), default=-1)
     head, newline, rest = reply[last + 1 :].partition("\n")
     if not newline or re.search(r"[^\W_]", head) or not rest.strip():

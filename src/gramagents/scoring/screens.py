@@ -54,22 +54,28 @@ _TOKEN_REFUSALS = [r"不知道", r"不清楚", r"\bI (?:don't|do not) know\b", r
 _APOLOGIES = [r"对不起", r"抱歉", r"\bsorry\b", r"\bI apologi[sz]e\b"]
 
 
-def _compile(patterns: list[str]) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+_KINDS = {
+    "refusal": _STRONG_REFUSALS,
+    "hedge": _STRONG_HEDGES,
+    "unknowing": _TOKEN_REFUSALS,
+    "apology": _APOLOGIES,
+}
+_PHRASES = re.compile(
+    "|".join(
+        f"(?P<{kind}>{'|'.join(f'(?:{p})' for p in found)})" for kind, found in _KINDS.items()
+    ),
+    re.IGNORECASE,
+)
+"""Every phrase of every kind, in one pass over a reply."""
 
 
-_REFUSAL = _compile(_STRONG_REFUSALS)
-_HEDGE = _compile(_STRONG_HEDGES)
-_TOKEN_REFUSAL = _compile(_TOKEN_REFUSALS)
-_APOLOGY = _compile(_APOLOGIES)
-
-
-def _said(pattern: re.Pattern[str], text: str, prompt: Prompt | None) -> bool:
-    """Whether `pattern` matches `text` somewhere the prompt does not hold the same words."""
-    for match in pattern.finditer(text):
+def _said(text: str, prompt: Prompt | None) -> set[str]:
+    """The kinds of phrase `text` holds where the prompt does not hold the same words."""
+    kinds = set()
+    for match in _PHRASES.finditer(text):
         if prompt is None or match.group(0).lower() not in prompt.lowered:
-            return True
-    return False
+            kinds.add(str(match.lastgroup))
+    return kinds
 
 
 def screen(text: str, prompt: Prompt | None, free_text: bool = False) -> str | None:
@@ -79,15 +85,16 @@ def screen(text: str, prompt: Prompt | None, free_text: bool = False) -> str | N
     """
     if free_text:
         text = text.split("\n", 1)[0]
-    if _said(_REFUSAL, text, prompt):
+    said = _said(text, prompt)
+    if "refusal" in said:
         return REFUSAL
-    if _said(_HEDGE, text, prompt):
+    if "hedge" in said:
         return HEDGE
-    if not free_text and _said(_TOKEN_REFUSAL, text, prompt):
+    if not free_text and "unknowing" in said:
         return REFUSAL
     return None
 
 
 def apologises(text: str, prompt: Prompt | None) -> bool:
     """An apology or "I don't know": the reason for a reply that answers nothing."""
-    return _said(_APOLOGY, text, prompt) or _said(_TOKEN_REFUSAL, text, prompt)
+    return bool(_said(text, prompt) & {"apology", "unknowing"})
