@@ -91,9 +91,9 @@ class Prompt:
 
     @cached_property
     def lines(self) -> frozenset[str]:
-        """Its lines that hold more than the item's own text, without whitespace."""
-        own = {"".join(t.split()) for t in self.own}
-        found = ("".join(line.split()) for line in self.text.splitlines())
+        """Its lines that hold more than the item's own text, as `line_key` gives them."""
+        own = {line_key(t) for t in self.own}
+        found = (line_key(line) for line in self.text.splitlines())
         return frozenset(line for line in found if line and line not in own)
 
     @cached_property
@@ -120,6 +120,11 @@ class Prompt:
     def own_squeezed(self) -> str:
         """The item's own texts without whitespace, apart."""
         return "\x00".join("".join(t.split()) for t in self.own)
+
+
+def line_key(text: str) -> str:
+    """A line as lines are compared: no whitespace, no closing punctuation or quotes."""
+    return "".join(text.split()).rstrip(".,;:!?。，；：！？\"'”’」』")
 
 
 def copied(text: str, found: str, unless: str = "") -> bytearray:

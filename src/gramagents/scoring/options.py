@@ -78,6 +78,25 @@ def option_spans(text: str, meta: Mapping[str, Any]) -> list[tuple[int, int, int
     return sorted(spans)
 
 
+def cut_option(text: str, meta: Mapping[str, Any]) -> int | None:
+    """Where an option text begins that the reply's end cuts off, if one does.
+
+    `1001.能愿动词：` stopped at the length limit in the middle of `能愿动词：会`: the longest
+    such beginning, of at least `MIN_WEIGHT`. It names no option (several may begin so).
+    """
+    end = len(text.rstrip())
+    best: int | None = None
+    for _, option_text in option_pairs(meta):
+        wanted = nfkc(option_text).strip()
+        for size in range(len(wanted) - 1, 1, -1):
+            start = end - size
+            if start >= 0 and (best is None or start < best) and text[start:end] == wanted[:size]:
+                if sum(1 if ch.isascii() else 2 for ch in wanted[:size]) >= MIN_WEIGHT:
+                    best = start
+                break
+    return best
+
+
 def mark(index: int) -> str:
     """The character that stands for option `index` in a read reply."""
     return chr(MARK_BASE + index)

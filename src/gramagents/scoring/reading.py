@@ -18,7 +18,7 @@ from .extract import (
     run_rules,
 )
 from .normalise import normalise_reply
-from .options import mark, option_spans
+from .options import cut_option, mark, option_spans
 from .screens import apologises, screen
 
 HIDDEN = "□"
@@ -81,8 +81,14 @@ def hide_copied(reply: str, meta: Meta, prompt: echo.Prompt | None) -> tuple[str
     chars = list(reply)
     echoed: set[int] = set()
     if any(copied):
-        tokens = [t.span() for t in _TOKEN.finditer(reply)]
-        runs, words = _runs(reply, copied, [*tokens, *(o[:2] for o in options)])
+        cut = cut_option(reply, meta)
+        if cut is not None and not any(start <= cut < end for start, end, _ in options):
+            chars[cut:] = HIDDEN * (len(reply) - cut)  # part of an option, naming none
+            options = [o for o in options if o[1] <= cut]
+        tokens = [t.span() for t in _TOKEN.finditer(reply) if cut is None or t.end() <= cut]
+        spans = [*tokens, *(o[:2] for o in options)]
+        spans += [(cut, len(reply))] if cut is not None else []
+        runs, words = _runs(reply, copied, spans)
         for start, end in tokens:
             if words[runs[start]] >= CONTEXT_WORDS and _within(reply, copied, start, end, prompt):
                 chars[start:end] = HIDDEN * (end - start)
@@ -101,14 +107,23 @@ def _within(reply: str, copied: bytearray, start: int, end: int, prompt: echo.Pr
     """Whether `reply[start:end]` is copied with the prompt's text on both sides of it.
 
     A token copied with words before it only (`Sentences 1-3 are T` after `judge sentences 1
-    to 9`) starts the model's own words; one that ends (or starts) the prompt itself is
-    copied whole, nothing of the prompt being there to copy beyond it.
+    to 9`) starts the model's own words. The reply's end counts as copied (an echo cut off
+    by the length limit, ending `请只使用选项字母回答。` and the `A` of the next line); so
+    does its start when the token's line goes on copying (`A. 公元前221年`, another question's
+    options listed), but not a token alone on the first line (`T`, then the instruction
+    echoed). A token that ends or starts the prompt itself is copied whole, nothing of the
+    prompt being there to copy beyond it.
     """
     if not all(copied[start:end]):
         return False
     before = next((i for i in range(start - 1, -1, -1) if not reply[i].isspace()), None)
     after = next((i for i in range(end, len(reply)) if not reply[i].isspace()), None)
-    if before is not None and after is not None and copied[before] and copied[after]:
+    right = after is None or bool(copied[after])
+    if before is None:
+        left = after is not None and right and "\n" not in reply[end:after]
+    else:
+        left = bool(copied[before])
+    if left and right:
         return True
     head = "".join(reply[start:].split())[: echo.COPY_RUN]
     tail = "".join(reply[:end].split())[-echo.COPY_RUN :]
@@ -147,8 +162,8 @@ def _read_text(spec: ChainSpec, reply: str, meta: Meta, prompt: echo.Prompt | No
         reason = screen(reply, prompt, free_text=True)
         if reason is not None:
             return _invalid(reason)
-    if prompt is not None and echo.reproduced(prompt.instruction, reply) >= echo.INSTRUCTION_SHARE:
-        rest = _after_echo(reply, prompt)
+    if prompt is not None:
+        rest = _unechoed(reply, prompt)
         if rest is None:
             return _invalid(ECHO)
         reply = rest
@@ -156,13 +171,40 @@ def _read_text(spec: ChainSpec, reply: str, meta: Meta, prompt: echo.Prompt | No
         found = run_rules(spec.rules, reply, meta)
         if found is None or found.invalid:
             return found or _invalid(_why_nothing(reply, prompt, _instruction_share(reply, prompt)))
-        if not _echoed(str(found.value), prompt):
+        if not _echoed(str(found.value), prompt) and not _cut_line(found.value, reply, prompt):
             return found
         rest = _without_echoed_line(reply, prompt)
         if rest is None:
             break
         reply = rest
     return _invalid(ECHO)
+
+
+def _unechoed(reply: str, prompt: echo.Prompt) -> str | None:
+    """The reply without what only echoes the prompt (None: nothing else is left).
+
+    A reply that repeats most of the instruction keeps only what stands on its own lines
+    after the echo; lines that are whole lines of the prompt holding more than the item's
+    own text go (`Sentence: …`, where a quoted phrase of the sentence is no answer).
+    """
+    if echo.reproduced(prompt.instruction, reply) >= echo.INSTRUCTION_SHARE:
+        rest = _after_echo(reply, prompt)
+        if rest is None:
+            return None
+        reply = rest
+    kept = [line for line in reply.split("\n") if echo.line_key(line) not in prompt.lines]
+    return "\n".join(kept).strip() or None
+
+
+def _cut_line(value: object, reply: str, prompt: echo.Prompt | None) -> bool:
+    """Whether a text answer is the start of a prompt line that the reply's end cuts off.
+
+    `Questi`: the length limit was reached while echoing `Question: …`.
+    """
+    key = echo.line_key(str(value))
+    if prompt is None or len(key) < 4 or not reply.rstrip().endswith(str(value).rstrip()):
+        return False
+    return any(line.startswith(key) and line != key for line in prompt.lines)
 
 
 def _instruction_share(text: str, prompt: echo.Prompt | None) -> float:
@@ -180,7 +222,7 @@ def _echoed(text: str, prompt: echo.Prompt | None) -> bool:
     if prompt is None:
         return False
     return (
-        _instruction_share(text, prompt) >= echo.ECHO_SHARE or "".join(text.split()) in prompt.lines
+        _instruction_share(text, prompt) >= echo.ECHO_SHARE or echo.line_key(text) in prompt.lines
     )
 
 
