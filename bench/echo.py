@@ -1,7 +1,8 @@
 """Where the echo thresholds come from: how much real replies and echoes copy of their prompts.
 
 Builds the example banks (CPG, syntax-QA, EduEval, GEC; no agents), has a model answer up to
-`--limit` items per task (the embedded default unless `--model` names another), and measures,
+`--limit` items per task (the embedded default unless `--model` names another; rubric-judged
+and minimal-pair tasks left out), and measures,
 for every copy-run length in `--runs`:
 
 - how many of the model's replies the prompt changes the reading of (an answer token hidden
@@ -10,9 +11,10 @@ for every copy-run length in `--runs`:
   line, its first half) are still read as an answer;
 - how many replies of the corpus (`tests/data/replies.jsonl`) are read otherwise than the
   grader reads them;
-- the share of each reply copied from the prompt (for answers that are text, from the
-  prompt's instruction, as the echo decision measures it): quantiles, and how many reach each
-  share in `SHARES`, for the model's replies, those of them no rule reads, and the echoes.
+- what the echo decisions measure (for a token answer, the share of the reply copied from
+  the prompt; for a text answer, the share of the answer copied from the prompt's
+  instruction): quantiles, and how many reach each share in `SHARES`, for the model's
+  replies, those of them no rule reads, and the echoes.
 
     python bench/echo.py [--model smollm2] [--limit 12] [--runs 4,6,8,10,12,16]
                          [--keep FILE | --replies FILE]
@@ -36,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+SHARES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 BUILDS = (
     ("cpg", ROOT / "examples" / "cpg" / "grammar-points.jsonl"),
     ("syntax-qa", ROOT / "examples" / "syntax"),
@@ -71,9 +73,20 @@ def answered(model: str, limit: int, work: Path) -> Iterator[Case]:
             run_build(recipe, BuildOptions(source=source, agents=False, run_dir=work / recipe))
         )
         run = work / f"{recipe}-eval"
-        options = EvalOptions(models=[model], limit=limit, run_dir=run, view=False, judge=model)
-        asyncio.run(run_eval(built.dataset_path, options))
         items = {i["id"]: Item.model_validate(i) for i in iter_jsonl(built.dataset_path)}
+        asked = work / f"{recipe}.jsonl"  # judged and minimal-pair tasks left out
+        asked.write_text(
+            "".join(
+                item.model_dump_json() + "\n"
+                for item in items.values()
+                if (spec := get_task(item.task)) is not None
+                and spec.mode != "loglikelihood"
+                and spec.rubric is None
+            ),
+            encoding="utf-8",
+        )
+        options = EvalOptions(models=[model], limit=limit, run_dir=run, view=False)
+        asyncio.run(run_eval(asked, options))
         for response in iter_jsonl(run / "responses.jsonl"):
             item = items[response["item_id"]]
             spec = get_task(item.task)
@@ -132,9 +145,12 @@ def is_text(case: Case) -> bool:
 
 
 def share_of(case: Case) -> float:
-    """What the echo decision measures, at the current copy-run length: for answers that are
-    text, the share of the reply copied from the instruction (the prompt without the item's
-    own text); for tokens, the share copied from the prompt."""
+    """What the echo decisions measure, at the current copy-run length.
+
+    For answers that are text: the share of the answer (as the chain reads it without the
+    prompt) copied from the instruction, the prompt without the item's own text. For tokens:
+    the share of the reply copied from the prompt.
+    """
     from gramagents.scoring import echo
     from gramagents.scoring.extract import chain_spec
     from gramagents.scoring.normalise import normalise_reply
@@ -142,8 +158,10 @@ def share_of(case: Case) -> float:
     reply = normalise_reply(case.reply)
     spec = chain_spec(case.chain)
     if spec.answer == "text":
+        value = reading(case, False)[0]
+        text = str(value) if value is not None else reply
         prompt = echo.Prompt(case.messages, echo.own_texts(case.meta, spec.own_text))
-        return echo.share(reply, echo.copied(reply, prompt.instruction, prompt.own_squeezed))
+        return echo.share(text, echo.copied(text, prompt.instruction, prompt.own_squeezed))
     prompt = echo.Prompt(case.messages)
     return echo.share(reply, echo.copied(reply, prompt.squeezed))
 
@@ -185,12 +203,17 @@ def report(run: int, real: list[Case], made: list[Case], graded: list[tuple[Case
         print(f"  changed: {case.chain} {case.reply[:70]!r}: {before} -> {after}")
     for case in missed[:6]:
         print(
-            f"  missed echo ({case.kind}): {case.chain} {case.reply[-50:]!r} -> {reading(case, True)}"
+            f"  missed echo ({case.kind}): {case.chain} {case.reply[-50:]!r} "
+            f"-> {reading(case, True)}"
         )
     for case in wrong[:6]:
         print(f"  corpus: {case.chain} {case.reply[:70]!r} -> {_reading_of(case)}")
     for text in (False, True):
-        what = "text answers (share copied from the instruction)" if text else "token answers"
+        what = (
+            "text answers (share of the answer copied from the instruction)"
+            if text
+            else "token answers (share of the reply copied from the prompt)"
+        )
         ours = [share_of(c) for c in real if is_text(c) == text]
         echoed = [share_of(c) for c in made if is_text(c) == text]
         unread = [share_of(c) for c in real if is_text(c) == text and reading(c, True)[1]]
@@ -225,12 +248,13 @@ def main() -> int:
 
     from gramagents.scoring import echo
 
-    work = Path(tempfile.mkdtemp(prefix="gramagents-bench-echo-"))
-    os.environ.setdefault("GRAMAGENTS_CACHE", str(work / "cache.sqlite"))
     if args.replies:
         real = list(kept(args.replies))
     else:
-        real = list(answered(args.model, args.limit, work))
+        with tempfile.TemporaryDirectory(prefix="gramagents-bench-echo-") as folder:
+            work = Path(folder)
+            os.environ.setdefault("GRAMAGENTS_CACHE", str(work / "cache.sqlite"))
+            real = list(answered(args.model, args.limit, work))
     made = [e for case in real for e in echoes(case)]
     graded = [(c, _grader(e["expected"])) for c, e in corpus()]
     if args.keep:
@@ -242,7 +266,7 @@ def main() -> int:
                     "prompt": [m.model_dump() for m in case.messages],
                     "meta": case.meta,
                 }
-            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
     print(f"{len(real)} replies of {args.model}, {len(made)} echoes, {len(graded)} corpus entries")
     chosen = echo.COPY_RUN
     for run in (int(r) for r in args.runs.split(",")):

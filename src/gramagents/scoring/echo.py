@@ -31,8 +31,10 @@ from .normalise import nfkc
 COPY_RUN = 8
 """Characters (spaces aside) a copied run has at least."""
 ECHO_SHARE = 0.5
-"""A reply with at least this share copied, from which no rule reads an answer, is an echo;
-an answer that is text with at least this share copied from the instruction is one."""
+"""A reply with at least this share copied, from which no rule reads an answer, is an echo
+(rather than `no-answer`)."""
+ANSWER_ECHO_SHARE = 0.8
+"""An answer that is text, with at least this share copied from the instruction, is an echo."""
 INSTRUCTION_SHARE = 0.5
 """A reply that repeats at least this share of the instruction echoes it whole."""
 

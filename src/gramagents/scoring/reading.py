@@ -80,7 +80,7 @@ def hide_copied(reply: str, meta: Meta, prompt: echo.Prompt | None) -> tuple[str
         return reply, 0.0
     chars = list(reply)
     echoed: set[int] = set()
-    if any(copied):
+    if prompt is not None and any(copied):
         cut = cut_option(reply, meta)
         if cut is not None and not any(start <= cut < end for start, end, _ in options):
             chars[cut:] = HIDDEN * (len(reply) - cut)  # part of an option, naming none
@@ -163,7 +163,7 @@ def _read_text(spec: ChainSpec, reply: str, meta: Meta, prompt: echo.Prompt | No
         if reason is not None:
             return _invalid(reason)
     if prompt is not None:
-        rest = _unechoed(reply, prompt)
+        rest = _unechoed(reply, prompt, whole=bool(spec.own_text))
         if rest is None:
             return _invalid(ECHO)
         reply = rest
@@ -180,20 +180,31 @@ def _read_text(spec: ChainSpec, reply: str, meta: Meta, prompt: echo.Prompt | No
     return _invalid(ECHO)
 
 
-def _unechoed(reply: str, prompt: echo.Prompt) -> str | None:
+def _unechoed(reply: str, prompt: echo.Prompt, whole: bool) -> str | None:
     """The reply without what only echoes the prompt (None: nothing else is left).
 
-    A reply that repeats most of the instruction keeps only what stands on its own lines
-    after the echo; lines that are whole lines of the prompt holding more than the item's
-    own text go (`Sentence: …`, where a quoted phrase of the sentence is no answer).
+    Where the item's own text is apart from the instruction (`whole`: a correction, a
+    phrase), a reply that repeats most of the instruction keeps only what stands on its own
+    lines after the echo; where the whole prompt is a question, an answer may well restate
+    most of it (`这句话的深层含义是…`). Lines that are whole lines of the prompt holding more
+    than the item's own text go (`Sentence: …`, where a quoted phrase of the sentence is no
+    answer), and so does a last line the length limit cut off in the middle of a prompt
+    line. What is left of the prompt's lines around the item's own text, unchanged, is an
+    echo.
     """
-    if echo.reproduced(prompt.instruction, reply) >= echo.INSTRUCTION_SHARE:
+    if whole and echo.reproduced(prompt.instruction, reply) >= echo.INSTRUCTION_SHARE:
         rest = _after_echo(reply, prompt)
         if rest is None:
             return None
         reply = rest
-    kept = [line for line in reply.split("\n") if echo.line_key(line) not in prompt.lines]
-    return "\n".join(kept).strip() or None
+    lines = reply.split("\n")
+    kept = [line for line in lines if echo.line_key(line) not in prompt.lines]
+    if kept and _cut_line(kept[-1], reply, prompt):
+        kept.pop()
+    rest = "\n".join(kept).strip()
+    if len(kept) < len(lines) and echo.line_key(rest) in {echo.line_key(t) for t in prompt.own}:
+        return None  # the prompt's lines around the item's own text, unchanged: an echo
+    return rest or None
 
 
 def _cut_line(value: object, reply: str, prompt: echo.Prompt | None) -> bool:
@@ -222,7 +233,8 @@ def _echoed(text: str, prompt: echo.Prompt | None) -> bool:
     if prompt is None:
         return False
     return (
-        _instruction_share(text, prompt) >= echo.ECHO_SHARE or echo.line_key(text) in prompt.lines
+        _instruction_share(text, prompt) >= echo.ANSWER_ECHO_SHARE
+        or echo.line_key(text) in prompt.lines
     )
 
 
