@@ -220,10 +220,10 @@ class SummaryBuilder:
         else:
             for other, other_value in scores.items():
                 if other != metric:
-                    self._extra[model, task, other].add(float(other_value), invalid)
+                    self._extra[model, task, other].add(float(other_value), invalid, reason)
         for key in spec.breakdowns if spec else DEFAULT_BREAKDOWNS:
             if meta.get(key) is not None:
-                self._breakdowns[key][model, task, str(meta[key])].add(value, invalid)
+                self._breakdowns[key][model, task, str(meta[key])].add(value, invalid, reason)
 
     def summary(self) -> Summary:
         """The summary of everything added so far (adding more afterwards is fine)."""

@@ -3,10 +3,10 @@
 A correction is the reply's first line that does not repeat the prompt's instruction; the
 student's text returned unchanged is a correction (of nothing), the whole prompt echoed is not
 (`scoring/echo.py`). Each correction is tokenized and compared with its tokenized source by
-ERRANT; its edits are
-counted against every reference annotator of the item (annotator 0 is the Step 2 reference
-that uses the grammar item, annotators 1+ the Step 3 alternatives). The task's aggregation
-(tasks/gec) then picks, sentence by sentence, the reference `errant_compare` would pick.
+ERRANT; its edits are counted against every reference annotator of the item (annotator 0 is
+the Step 2 reference that uses the grammar item, annotators 1+ the Step 3 alternatives). The
+task's aggregation (tasks/gec) then picks, sentence by sentence, the reference
+`errant_compare` would pick.
 """
 
 from __future__ import annotations
