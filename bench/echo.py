@@ -194,7 +194,7 @@ def report(run: int, real: list[Case], made: list[Case], graded: list[tuple[Case
     print(f"\n## copy run {run}")
     print(
         f"model replies: {len(real)}, {len(echoed)} read as echoes; answers the prompt changes "
-        f"(a token hidden as copied): {len(lost)}; echoes made from the prompts read as an "
+        f"(a token hidden, an echo seen): {len(lost)}; echoes made from the prompts read as an "
         f"answer: {len(missed)} of {len(made)}; corpus replies read otherwise than the grader: "
         f"{len(wrong)} of {len(graded)}"
     )
