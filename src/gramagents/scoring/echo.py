@@ -15,7 +15,7 @@ measures follow:
 The thresholds come from `bench/echo.py`: 164 replies of the embedded model (SmolLM2-135M) to
 the example CPG, syntax-QA, EduEval and GEC banks (8 items a task), 656 echoes made from the
 same prompts (the user message whole, its first line, its last line, its first half), and the
-288 replies of the test corpus with a grader's reading (`tests/data/replies.jsonl`); the
+290 replies of the test corpus with a grader's reading (`tests/data/replies.jsonl`); the
 figures are in `bench/RESULTS.md`.
 
 - `COPY_RUN = 8` is the only run length at which the chains read every corpus reply as the

@@ -11,9 +11,10 @@ reading `无法确定`, a student's sentence with "I'm sorry") is the prompt's, 
 - An apology or "I don't know" with no answer after it (`对不起。`, `我不知道`) is a refusal
   too, but only when no rule reads an answer: `抱歉，答案是T` is T.
 
-Answers that are text (a correction, a translation, a phrase, an essay) only count refusals
-and hedges in their first line, and none where the reply mostly copies the item's own text: a
-student's sentence may well say "I don't know".
+Answers that are text (a correction, a translation, a phrase, an essay) count no hedges, and
+only refusals in their first line said in the model's own voice (`我无法回答`, "I cannot
+translate this"), none where the reply mostly copies the item's own text: a student's
+sentence may well say "I don't know", an answer about a poem `作者难以判断`.
 """
 
 from __future__ import annotations
@@ -50,6 +51,15 @@ _STRONG_HEDGES = [
     r"\bboth (?:answers |sentences |options )?(?:are|could be|seem) "
     r"(?:possible|correct|right|acceptable|grammatical)",
 ]
+_TEXT_REFUSALS = [
+    r"^\W*(?:(?:很)?抱歉|对不起|不好意思)?\W*(?:我|本人)?(?:无法|不能|没法)(?:准确)?"
+    r"(?:判断|确定|回答|给出|作答|评分|打分|翻译|改正|修改|完成)",
+    r"(?:我|本人)(?:无法|不能|没法|拒绝|不便)(?:准确)?(?:判断|确定|回答|给出|作答|评分|打分|翻译"
+    r"|改正|修改|完成)",
+    *_STRONG_REFUSALS[2:],
+]
+"""Refusals where the answer is text: the model's own words, at the start or in the first
+person (`作者难以判断自己的心情` is an answer about a poem)."""
 _TOKEN_REFUSALS = [r"不知道", r"不清楚", r"\bI (?:don't|do not) know\b", r"\bno idea\b"]
 _APOLOGIES = [r"对不起", r"抱歉", r"\bsorry\b", r"\bI apologi[sz]e\b"]
 
@@ -60,19 +70,22 @@ _KINDS = {
     "unknowing": _TOKEN_REFUSALS,
     "apology": _APOLOGIES,
 }
-_PHRASES = re.compile(
-    "|".join(
-        f"(?P<{kind}>{'|'.join(f'(?:{p})' for p in found)})" for kind, found in _KINDS.items()
-    ),
-    re.IGNORECASE,
-)
-"""Every phrase of every kind, in one pass over a reply."""
 
 
-def _said(text: str, prompt: Prompt | None) -> set[str]:
+def _compile(kinds: dict[str, list[str]]) -> re.Pattern[str]:
+    """One pattern for every phrase of every kind (each a named group), one pass a reply."""
+    groups = (f"(?P<{kind}>{'|'.join(f'(?:{p})' for p in found)})" for kind, found in kinds.items())
+    return re.compile("|".join(groups), re.IGNORECASE)
+
+
+_PHRASES = _compile(_KINDS)
+_TEXT_PHRASES = _compile({"refusal": _TEXT_REFUSALS})
+
+
+def _said(pattern: re.Pattern[str], text: str, prompt: Prompt | None) -> set[str]:
     """The kinds of phrase `text` holds where the prompt does not hold the same words."""
     kinds = set()
-    for match in _PHRASES.finditer(text):
+    for match in pattern.finditer(text):
         if prompt is None or match.group(0).lower() not in prompt.lowered:
             kinds.add(str(match.lastgroup))
     return kinds
@@ -81,20 +94,22 @@ def _said(text: str, prompt: Prompt | None) -> set[str]:
 def screen(text: str, prompt: Prompt | None, free_text: bool = False) -> str | None:
     """`refusal` or `hedge` when the reply declines or wavers, else None.
 
-    `free_text`: the answer is text, so only its first line counts.
+    `free_text`: the answer is text: only a refusal in its first line counts, none of the
+    hedges (an open answer may well say `不确定`).
     """
     if free_text:
-        text = text.split("\n", 1)[0]
-    said = _said(text, prompt)
+        said = _said(_TEXT_PHRASES, text.split("\n", 1)[0], prompt)
+        return REFUSAL if said else None
+    said = _said(_PHRASES, text, prompt)
     if "refusal" in said:
         return REFUSAL
     if "hedge" in said:
         return HEDGE
-    if not free_text and "unknowing" in said:
+    if "unknowing" in said:
         return REFUSAL
     return None
 
 
 def apologises(text: str, prompt: Prompt | None) -> bool:
     """An apology or "I don't know": the reason for a reply that answers nothing."""
-    return bool(_said(text, prompt) & {"apology", "unknowing"})
+    return bool(_said(_PHRASES, text, prompt) & {"apology", "unknowing"})
