@@ -28,6 +28,9 @@ _OR = r"\s*(?:或者?|或是|还是|也可能是?|\bor\b|/)\s*"
 
 
 def _keys(meta: Meta) -> list[str]:
+    options = meta.get("options")
+    if isinstance(options, list) and all(type(o) is dict and "key" in o for o in options):
+        return [str(o["key"]) for o in options]  # the usual shape, read without the texts
     return [key for key, _ in option_pairs(meta)]
 
 

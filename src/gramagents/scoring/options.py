@@ -21,6 +21,8 @@ from .normalise import nfkc
 
 MARK_BASE = 0xE000
 """Option i is marked by the private-use character `MARK_BASE + i`."""
+MARK_END = 0xF8FF
+"""The end of the private-use area: no item has more options than it holds."""
 MIN_WEIGHT = 4
 """How much text an option needs to be looked for: a Latin letter or digit weighs 1, any other
 (a Chinese character) 2. Shorter texts (`it`, `The`, `是`) are too common to name an option."""
@@ -59,8 +61,10 @@ def option_spans(text: str, meta: Mapping[str, Any]) -> list[tuple[int, int, int
     Longer texts are found first, and a span never overlaps another (`能愿动词：会不会` is
     not also `能愿动词：会`).
     """
+    if len(text) < 2:
+        return []
     options = option_pairs(meta)
-    if not options or len(text) < 2:
+    if not options:
         return []
     found = [(_pattern(option_text), index) for index, (_, option_text) in enumerate(options)]
     found.sort(key=lambda entry: -entry[0][1])
@@ -104,11 +108,13 @@ def mark(index: int) -> str:
 
 def quoted_options(text: str, meta: Mapping[str, Any]) -> list[str]:
     """Keys of the options a read reply names by their text, in order, each once."""
+    marks = [ord(ch) - MARK_BASE for ch in text if MARK_BASE <= ord(ch) < MARK_END]
+    if not marks:
+        return []
     options = option_pairs(meta)
     keys: list[str] = []
-    for ch in text:
-        index = ord(ch) - MARK_BASE
-        if 0 <= index < len(options) and options[index][0] not in keys:
+    for index in marks:
+        if index < len(options) and options[index][0] not in keys:
             keys.append(options[index][0])
     return keys
 
