@@ -78,7 +78,8 @@ def loop_work(dataset: Path, out: Path) -> None:
             )
             text = backend.responder(request)
             meta_keys = (*SCORE_META_KEYS, *spec.breakdowns)
-            extraction = extract(spec.extractor, text, {**item.prompt.vars, **item.meta})
+            known = {**item.prompt.vars, **item.meta}
+            extraction = extract(spec.extractor, text, known, request.messages)
             result = (
                 ItemScore({})
                 if item.answer is None
@@ -91,6 +92,7 @@ def loop_work(dataset: Path, out: Path) -> None:
                 raw=text,
                 extracted=extraction.value,
                 rule=extraction.rule,
+                invalid_reason=extraction.reason,
                 prompt_hash=template.hash,
             )
             score = ScoreRecord(
@@ -100,6 +102,7 @@ def loop_work(dataset: Path, out: Path) -> None:
                 gold=item.answer,
                 extracted=extraction.value,
                 invalid=extraction.invalid,
+                invalid_reason=extraction.reason,
                 scores=result.scores,
                 details=result.details,
                 meta={k: item.meta[k] for k in meta_keys if k in item.meta},

@@ -279,6 +279,8 @@ class ResponseRecord(Record):
     """The answer extracted from `raw`, or None when invalid."""
     rule: str | None = None
     """Name of the extraction rule that matched, or `invalid`."""
+    invalid_reason: str | None = None
+    """Why no answer could be read (`echo`, `refusal`, `hedge`, `conflict`, `no-answer`)."""
     latency_s: float = 0.0
     cached: bool = False
     error: str | None = None
@@ -297,6 +299,9 @@ class ScoreRecord(Record):
     extracted: Any = None
     invalid: bool = False
     """The answer could not be extracted (it counts as wrong)."""
+    invalid_reason: str | None = None
+    """Why (`echo`, `refusal`, `hedge`, `conflict`, `no-answer`; `no-judgment` for a judged
+    answer the judge could not score)."""
     scores: dict[str, float] = Field(default_factory=dict)
     """Metric name to value for this item, e.g. `{"acc": 1.0}`."""
     details: dict[str, Any] = Field(default_factory=dict)

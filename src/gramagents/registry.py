@@ -13,7 +13,7 @@ from .report.build import build_report_section
 from .report.charts import Figure, report_chart
 from .report.layouts import Column, Layout, paper_table
 from .report.markdown import report_files, report_section
-from .scoring.extract import Extraction, chain
+from .scoring.extract import Extraction, Invalid, chain
 from .scoring.metrics import ItemScore, metric
 from .sources import ReadOptions, SourceData, source_reader
 from .sources.datasets import Dataset, dataset_format
@@ -51,6 +51,7 @@ __all__ = [
     "Extraction",
     "FilterSpec",
     "Figure",
+    "Invalid",
     "ItemScore",
     "Layout",
     "NodeEnv",

@@ -10,6 +10,7 @@ from ..plugins import Registry
 from ..records import RunManifest
 from ..sources.answers import describe_answers
 from ..sources.duplicates import describe
+from .invalid import reason_lines
 from .layouts import LAYOUTS, Layout
 from .summary import Summary, Tally
 
@@ -137,6 +138,7 @@ def render_report(
     for section_lines in (files or {}).values():
         lines += section_lines
     lines += _task_table(manifest, summary, tasks, random)
+    lines += reason_lines(summary, manifest.models, tasks)
     lines += _other_metrics(manifest, summary)
     if manifest.no_gold:
         listed = ", ".join(f"{task} {n}" for task, n in manifest.no_gold.items())

@@ -7,7 +7,7 @@ are few, and compute their scores from all of them at the end.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,9 +20,14 @@ from ..tasks.registry import Aggregate
 
 DEFAULT_BREAKDOWNS = ("category", "level", "language")
 
-ScoreEntry = tuple[str, str, dict[str, float], bool, dict[str, Any], dict[str, Any] | None]
-"""A score record as `SummaryBuilder.entry` keeps it: model, task, scores, invalid, meta and,
-for tasks that aggregate their own records, the record."""
+ScoreEntry = tuple[
+    str, str, dict[str, float], bool, str | None, dict[str, Any], dict[str, Any] | None
+]
+"""A score record as `SummaryBuilder.entry` keeps it: model, task, scores, invalid, why it is
+invalid, meta and, for tasks that aggregate their own records, the record."""
+UNRECORDED = "unrecorded"
+"""The reason counted for an invalid answer whose record gives none (written before reasons
+were recorded)."""
 
 
 @dataclass
@@ -32,12 +37,16 @@ class Tally:
     n: int = 0
     total: float = 0.0
     invalid: int = 0
+    reasons: Counter[str] = field(default_factory=Counter)
+    """Why answers were invalid (`echo`, `refusal`, ...), with how many each."""
 
-    def add(self, value: float, invalid: bool) -> None:
-        """Count one item."""
+    def add(self, value: float, invalid: bool, reason: str | None = None) -> None:
+        """Count one item (`reason`: why its answer is invalid, when it is)."""
         self.n += 1
         self.total += value
-        self.invalid += int(invalid)
+        if invalid:
+            self.invalid += 1
+            self.reasons[reason or UNRECORDED] += 1
 
     @property
     def score(self) -> float | None:
@@ -151,6 +160,7 @@ class SummaryBuilder:
             record["task"],
             scores,
             bool(record.get("invalid")),
+            record.get("invalid_reason"),
             record.get("meta") or {},
             record,
         )
@@ -172,7 +182,15 @@ class SummaryBuilder:
             return None
         spec = self._spec(score.task)
         record = score.model_dump(mode="json") if spec and spec.aggregate is not None else None
-        return (score.model, score.task, score.scores, score.invalid, score.meta, record)
+        return (
+            score.model,
+            score.task,
+            score.scores,
+            score.invalid,
+            score.invalid_reason,
+            score.meta,
+            record,
+        )
 
     def add_entries(self, entries: list[ScoreEntry]) -> None:
         """Count entries made by `entry`, in order."""
@@ -185,6 +203,7 @@ class SummaryBuilder:
         task: str,
         scores: dict[str, float],
         invalid: bool,
+        reason: str | None,
         meta: dict[str, Any],
         record: dict[str, Any] | None,
     ) -> None:
@@ -194,17 +213,17 @@ class SummaryBuilder:
         if metric is None:
             metric = self._metrics[task] = headline_metric(spec, scores)
         value = float(scores.get(metric, 0.0))
-        self._tallies[model, task].add(value, invalid)
+        self._tallies[model, task].add(value, invalid, reason)
         if spec is not None and spec.aggregate is not None:
             assert record is not None, f"{task}: aggregated, but its record was not kept"
             self._kept[model, task].append(record)  # scored by the task's aggregation
         else:
             for other, other_value in scores.items():
                 if other != metric:
-                    self._extra[model, task, other].add(float(other_value), invalid)
+                    self._extra[model, task, other].add(float(other_value), invalid, reason)
         for key in spec.breakdowns if spec else DEFAULT_BREAKDOWNS:
             if meta.get(key) is not None:
-                self._breakdowns[key][model, task, str(meta[key])].add(value, invalid)
+                self._breakdowns[key][model, task, str(meta[key])].add(value, invalid, reason)
 
     def summary(self) -> Summary:
         """The summary of everything added so far (adding more afterwards is fine)."""

@@ -19,6 +19,9 @@ chat-only server does. `prompt_logprobs=False` makes it answer like a server tha
 
     with FakeChatServer(responder=lambda body: "T", delay=0.1) as server:
         spec = f"openai:fake@{server.base_url}"
+
+`echo_prompt` and `always(text)` are responders for a model that only ever echoes its prompt,
+or only ever gives one reply (a refusal, a hedge): a benchmark must give such a model nothing.
 """
 
 from __future__ import annotations
@@ -38,7 +41,15 @@ from typing import Any
 from ..errors import MissingDependency
 from .faults import INVALID_OUTPUT, PLAN_KINDS, Fault, FaultPlan, body_digest, wants_structured
 
-__all__ = ["FakeChatServer", "Fault", "FaultPlan", "PLAN_KINDS", "last_user_text"]
+__all__ = [
+    "FakeChatServer",
+    "Fault",
+    "FaultPlan",
+    "PLAN_KINDS",
+    "always",
+    "echo_prompt",
+    "last_user_text",
+]
 
 Responder = Callable[[dict[str, Any]], str]
 
@@ -50,6 +61,16 @@ def last_user_text(body: dict[str, Any]) -> str:
             content = message.get("content")
             return content if isinstance(content, str) else json.dumps(content)
     return ""
+
+
+def echo_prompt(body: dict[str, Any]) -> str:
+    """A responder that gives the prompt back: the last user message, word for word."""
+    return last_user_text(body)
+
+
+def always(text: str) -> Responder:
+    """A responder that gives the same reply to every request."""
+    return lambda body: text
 
 
 @dataclass

@@ -324,10 +324,12 @@ async def judge_one(
     return verdict
 
 
-def _judged(verdict: dict[str, Any], answer: str) -> tuple[ItemScore, bool]:
+def _judged(verdict: dict[str, Any], answer: str, extraction: Extraction) -> tuple[ItemScore, bool]:
     details = {"judge": verdict, "answer_chars": len(answer)}
     lo, hi = verdict["scale"]
-    if "total" not in verdict:  # no valid judgment: counted as invalid, scored as the minimum
+    if "total" not in verdict or extraction.invalid:
+        # no valid judgment, or no answer to judge (an echo, a refusal): counted as invalid,
+        # scored as the minimum
         return ItemScore({"judge_pct": 0.0, "judge_total": lo}, details), True
     total = verdict["total"]
     pct = 100.0 * (total - lo) / (hi - lo) if hi > lo else 0.0
@@ -376,7 +378,9 @@ async def score(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
         else:  # a completion: read by the task's extraction chain
             assert generation is not None and request is not None
             text = None if generation.error else generation.text
-            extraction = extract(spec.extractor, text, {**item.prompt.vars, **item.meta})
+            # the chain sees the prompt that was sent, so that an echo of it is no answer
+            known = {**item.prompt.vars, **item.meta}
+            extraction = extract(spec.extractor, text, known, request.messages)
             response = ResponseRecord(
                 model=label,
                 item_id=item.id,
@@ -384,6 +388,7 @@ async def score(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
                 raw=text,
                 extracted=extraction.value,
                 rule=extraction.rule,
+                invalid_reason=extraction.reason if text is not None else None,
                 latency_s=round(generation.latency_s, 4),
                 cached=generation.cached,
                 error=generation.error,
@@ -395,9 +400,10 @@ async def score(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
         if verdict is not None and verdict.get("unreachable"):
             records.add(response)  # judged again when the run is resumed
             continue
-        invalid = extraction.invalid
+        invalid, reason = extraction.invalid, extraction.reason
         if verdict is not None:
-            result, invalid = _judged(verdict, response.raw or "")
+            result, invalid = _judged(verdict, response.raw or "", extraction)
+            reason = (reason or "no-judgment") if invalid else None
         elif item.answer is None:
             result = ItemScore({})
         else:
@@ -410,6 +416,7 @@ async def score(state: ChunkState, config: RunnableConfig) -> dict[str, Any]:
             gold=item.answer,
             extracted=response.extracted,
             invalid=invalid,
+            invalid_reason=reason if invalid else None,
             scores=result.scores,
             details=result.details,
             meta={k: meta[k] for k in meta_keys[item.task] if k in meta},

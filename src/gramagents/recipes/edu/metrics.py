@@ -44,6 +44,20 @@ def extract_choice(text: str, letters: str = "ABCD") -> tuple[str | None, str]:
     return None, "invalid"
 
 
+_LABELLED_RULES = ("answer-is-zh", "choose-zh", "answer-is-en")
+
+
+def labelled_letters(text: str, letters: str = "ABCD") -> set[str]:
+    """The allowed letters the reply states as its answer (`答案是B`, `选B`, "answer: B")."""
+    return {
+        match.group(1)
+        for name, pattern in _CHOICE_RULES
+        if name in _LABELLED_RULES
+        for match in re.finditer(pattern, text, flags=re.MULTILINE)
+        if match.group(1) in letters
+    }
+
+
 _SET = r"([A-H](?:\s*(?:[,，、;；/&+]|and|和|及|与)?\s*[A-H])*)(?![A-Za-z])"
 # Multiple-answer items: the same rules, each reading every letter of the answer.
 _CHOICES_RULES: list[tuple[str, str]] = [

@@ -23,8 +23,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...records import GenParams
-from ...scoring.extract import Extraction, chain
+from ...scoring.choice import offers_alternatives
+from ...scoring.extract import CONFLICT, HEDGE, Extraction, Invalid, chain
 from ...scoring.metrics import ItemScore, metric
+from ...scoring.normalise import nfkc
+from ...scoring.options import disagrees, quoted_options
 from ...tasks.registry import Aggregate, TaskSpec, constant, task
 
 FAMILY = "edu"
@@ -32,19 +35,33 @@ SHOTS = (0, 3)
 BREAKDOWNS = ("level", "subject")
 
 
-def _choice(text: str, meta: Mapping[str, Any]) -> Any:
-    from .metrics import extract_choice
+def _letters(meta: Mapping[str, Any]) -> str:
+    return "".join(sorted((meta.get("options") or {}).keys())) or "ABCD"
 
-    letters = "".join(sorted((meta.get("options") or {}).keys())) or "ABCD"
+
+def _choice(text: str, meta: Mapping[str, Any]) -> Any:
+    """The option letter, or the option whose text alone the reply repeats.
+
+    Letters that name two options, or a letter and another option's text, are a conflict.
+    """
+    from .metrics import extract_choice, labelled_letters
+
+    letters = _letters(meta)
+    if offers_alternatives(list(letters), text):
+        return Invalid(HEDGE)
+    if len(labelled_letters(text, letters)) > 1:
+        return Invalid(CONFLICT)
     value, _rule = extract_choice(text, letters)
-    return value
+    if value is None:
+        quoted = quoted_options(text, meta)
+        return quoted[0] if len(quoted) == 1 else None
+    return Invalid(CONFLICT) if disagrees(value, text, meta) else value
 
 
 def _choices(text: str, meta: Mapping[str, Any]) -> Any:
     from .metrics import extract_choices
 
-    letters = "".join(sorted((meta.get("options") or {}).keys())) or "ABCD"
-    value, _rule = extract_choices(text, letters)
+    value, _rule = extract_choices(text, _letters(meta))
     return value
 
 
@@ -68,7 +85,7 @@ chain("edu-choice", [("choice", _choice)])
 chain("edu-choices", [("choices", _choices)])
 chain("edu-label", [("label", _label)])
 chain("edu-score", [("score", _score)])
-chain("edu-text", [("text", _text)])
+chain("edu-text", [("text", _text)], answer="text")
 
 
 @metric("edu-acc")
@@ -100,7 +117,8 @@ def rouge(extraction: Extraction, gold: Any, meta: Mapping[str, Any]) -> ItemSco
 
     if extraction.invalid:
         return ItemScore({"rouge_l": 0.0})
-    return ItemScore({"rouge_l": float(rouge_l(str(extraction.value), str(gold)).f)})
+    # the answer was read NFKC-normalised: the reference is compared in the same form
+    return ItemScore({"rouge_l": float(rouge_l(str(extraction.value), nfkc(str(gold))).f)})
 
 
 def aggregate_essay(records: list[dict[str, Any]]) -> Aggregate:

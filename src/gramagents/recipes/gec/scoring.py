@@ -1,9 +1,12 @@
 """Grammatical error correction: reading a correction, and M2 counts against the references.
 
-Each correction is tokenized and compared with its tokenized source by ERRANT; its edits are
-counted against every reference annotator of the item (annotator 0 is the Step 2 reference
-that uses the grammar item, annotators 1+ the Step 3 alternatives). The task's aggregation
-(tasks/gec) then picks, sentence by sentence, the reference `errant_compare` would pick.
+A correction is the reply's first line that does not repeat the prompt's instruction; the
+student's text returned unchanged is a correction (of nothing), the whole prompt echoed is not
+(`scoring/echo.py`). Each correction is tokenized and compared with its tokenized source by
+ERRANT; its edits are counted against every reference annotator of the item (annotator 0 is
+the Step 2 reference that uses the grammar item, annotators 1+ the Step 3 alternatives). The
+task's aggregation (tasks/gec) then picks, sentence by sentence, the reference
+`errant_compare` would pick.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 
 from ...scoring.extract import Extraction, Meta, chain
 from ...scoring.metrics import ItemScore, metric
+from ...scoring.normalise import nfkc
 from .m2 import Counts, M2Edit, by_annotator, compare, prf
 
 _LABEL = re.compile(
@@ -31,7 +35,7 @@ def _first_line(text: str, meta: Meta) -> str | None:
     return None
 
 
-chain("correction", [("first-line", _first_line)])
+chain("correction", [("first-line", _first_line)], answer="text", own_text=("text",))
 
 
 def reference_edits(meta: Mapping[str, Any]) -> list[M2Edit]:
@@ -48,7 +52,7 @@ def m2_counts(extraction: Extraction, gold: Any, meta: Mapping[str, Any]) -> Ite
     """Edits of the correction, counted against each reference annotator."""
     from .annotate import edits
 
-    source = meta["m2_source"]
+    source = nfkc(meta["m2_source"])  # compared in the form the correction was read in
     corrected = source if extraction.invalid else str(extraction.value)
     hypothesis = edits(source, corrected, 0)
     hyp = by_annotator(hypothesis)[0]

@@ -23,6 +23,8 @@ from typing import Any
 
 from ...scoring.extract import Extraction, Meta, chain
 from ...scoring.metrics import ItemScore, metric
+from ...scoring.normalise import nfkc
+from ...scoring.options import quoted_options
 from ...tasks.registry import Aggregate
 from . import translation
 
@@ -77,15 +79,8 @@ def _leading(text: str, meta: Meta) -> list[str] | None:
 
 
 def _option_text(text: str, meta: Meta) -> list[str] | None:
-    from ...agents.base import normalise
-
-    reply = normalise(text)
-    found = [
-        str(o["key"])
-        for o in meta.get("options") or []
-        if len(normalise(o["text"])) >= 8 and normalise(o["text"]) in reply
-    ]
-    return sorted(found) or None
+    """The options whose text the reply repeats (read as marks, `scoring/options.py`)."""
+    return sorted(quoted_options(text, meta)) or None
 
 
 chain(
@@ -183,20 +178,21 @@ def _translation(text: str, meta: Meta) -> str | None:
     return first or None
 
 
-chain("gb-translation", [("first-line", _translation)])
+chain("gb-translation", [("first-line", _translation)], answer="text")
 
 
 @metric("gb-translation")
 def translation_metric(extraction: Extraction, gold: Any, meta: Mapping[str, Any]) -> ItemScore:
     """Sentence spBLEU (when available), BLEU and chrF++ of one translation."""
     hypothesis = "" if extraction.invalid else str(extraction.value)
-    scores = translation.sentence_scores(hypothesis, str(gold))
+    reference = nfkc(str(gold))  # in the form the translation was read in
+    scores = translation.sentence_scores(hypothesis, reference)
     chrf = scores.pop("chrf++")
     return ItemScore(
         {"chrf++": chrf, **scores},
         {
             "hypothesis": hypothesis,
-            "reference": str(gold),
+            "reference": reference,
             "source": meta.get("source", ""),
             "direction": meta.get("direction", "into"),
         },

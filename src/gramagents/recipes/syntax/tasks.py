@@ -50,10 +50,20 @@ def _continuation(text: str, meta: Mapping[str, Any]) -> str | None:
     return head.strip(_QUOTES).strip() or None
 
 
+def _anchors(meta: Mapping[str, Any]) -> set[str]:
+    """The phrases the question itself quotes (`the subject of “likes”`): never the answer."""
+    question = str(meta.get("question") or "")
+    return {m.strip(_QUOTES).rstrip(".,").strip().lower() for m in _QUOTED.findall(question)}
+
+
 def _quoted(text: str, meta: Mapping[str, Any]) -> str | None:
-    """The last quoted phrase of a sentence about the answer (`... subject is “She`)."""
+    """The last quoted phrase of a sentence about the answer (`... subject is “She`).
+
+    A phrase the question quotes is skipped: a reply restating the question quotes its anchor.
+    """
+    anchors = _anchors(meta)
     found = [m.strip(_QUOTES).rstrip(".,").strip() for m in _QUOTED.findall(text)]
-    found = [f for f in found if f]
+    found = [f for f in found if f and f.lower() not in anchors]
     return found[-1] if found else None
 
 
@@ -74,6 +84,8 @@ chain(
         ("quoted", _quoted),
         ("first-line", _first_line),
     ],
+    answer="text",
+    own_text=("sentence",),
 )
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ...records import RunManifest
 from ..charts import CHARTS, Figure
+from ..invalid import reason_columns, reason_rows
 from ..layouts import LAYOUTS, Layout
 from ..markdown import SECTIONS, file_sections
 from ..summary import Summary
@@ -77,7 +79,7 @@ def score_table(run: EvalRun) -> str:
 
 
 def invalid_table(run: EvalRun) -> str:
-    """Models × tasks: the share of answers that could not be read."""
+    """Models × tasks: the share of answers that could not be read, each with its reasons."""
     header = ["model", *run.tasks]
     rows = []
     for model in run.manifest.models:
@@ -85,14 +87,27 @@ def invalid_table(run: EvalRun) -> str:
             [
                 model,
                 *(
-                    Num(t.invalid_rate, digits=1, percent=True)
+                    Num(t.invalid_rate, digits=1, percent=True, note=_reasons_note(t.reasons))
                     if (t := run.summary.tallies.get((model, task)))
                     else Num(None)
                     for task in run.tasks
                 ),
             ]
         )
-    return table(header, rows, name="invalid")
+    return table(header, rows, name="invalid") + reasons_table(run)
+
+
+def _reasons_note(reasons: Counter[str]) -> str:
+    return ", ".join(f"{reason} {n}" for reason, n in reasons.most_common() if n)
+
+
+def reasons_table(run: EvalRun) -> str:
+    """Per model and task with invalid answers: how many, and why (empty when none)."""
+    rows = reason_rows(run.summary, run.manifest.models, run.tasks)
+    if not rows:
+        return ""
+    header = ["model", "task", "answers", "invalid", *reason_columns(run.summary)]
+    return "<h3>Why answers were invalid</h3>" + table(header, rows, name="invalid-reasons")
 
 
 def layout_table(layout: Layout, run: EvalRun) -> str:

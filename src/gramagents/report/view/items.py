@@ -118,6 +118,15 @@ def outcome(records: dict[int, dict[str, Any]], headline: str | None) -> str:
     return "c" if value >= top else "w" if value <= 0 else "p"
 
 
+def _shown(answer: dict[str, Any] | None) -> str:
+    """An answer in the item list: its value, or why it is invalid (`invalid: echo`)."""
+    if not answer:
+        return ""
+    if answer["invalid"] and answer.get("invalid_reason"):
+        return f"invalid: {answer['invalid_reason']}"
+    return short(answer["extracted"])
+
+
 class Presenter:
     """Turns items (and, for an eval, their records) into the browser's rows."""
 
@@ -200,6 +209,7 @@ class Presenter:
             "rule": response.get("rule"),
             "scores": score.get("scores") or {},
             "invalid": bool(score.get("invalid")),
+            "invalid_reason": score.get("invalid_reason") or response.get("invalid_reason"),
             "latency": response.get("latency_s"),
             "cached": response.get("cached"),
             "error": response.get("error"),
@@ -226,7 +236,7 @@ class Presenter:
             if SCORE in records and records[SCORE].get("gold") is not None:
                 gold = records[SCORE]["gold"]  # a gold given with --answers is the score's
                 break
-        extracted = [short(a["extracted"]) if a else "" for a in answers]
+        extracted = [_shown(a) for a in answers]
         row = [joined.id, snippet(item) if item else "", short(gold), extracted]
         detail = {
             "id": joined.id,

@@ -354,6 +354,7 @@
       kv([
         ["extraction rule", answer.rule],
         ["extracted", answer.extracted === null ? "— (nothing readable)" : show(answer.extracted)],
+        ["invalid because", answer.invalid_reason],
         ["score", scores.join(", ")],
         ["latency", answer.latency !== null && answer.latency !== undefined ? fmt(answer.latency, 3) + " s" : null],
         ["from cache", answer.cached === undefined || answer.cached === null ? null : answer.cached ? "yes" : "no"],
