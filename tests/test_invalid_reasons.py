@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gramagents.records import RunManifest, ScoreRecord
+from gramagents.records import EvalManifest, ScoreRecord
 from gramagents.report.invalid import reason_columns, reason_lines
 from gramagents.report.summary import SummaryBuilder
 from gramagents.report.view.eval_page import EvalRun, invalid_table
@@ -63,7 +63,7 @@ def test_the_report_lists_the_reasons_of_tasks_with_invalid_answers():
 
 def test_the_viewer_shows_the_reasons_beside_the_invalid_rates_and_on_each_answer():
     summary = summary_of(RECORDS)
-    manifest = RunManifest(run_id="r", kind="eval", command=[], seed=0, models=["m"])
+    manifest = EvalManifest(run_id="r", kind="eval", command=[], seed=0, models=["m"])
     run = EvalRun("r", Path("."), manifest, summary)
     html = invalid_table(run)
     assert "Why answers were invalid" in html and "echo 2, refusal 1" in html

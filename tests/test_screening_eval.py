@@ -86,7 +86,8 @@ def test_released_banks_give_nothing_to_echoes_refusals_and_hedges(released, tmp
                 assert set(reasons(run).values()) and {r for _, r in reasons(run)} == {"echo"}
                 report = (run / "report.md").read_text(encoding="utf-8")
                 assert "## Invalid answers by reason" in report
-                assert f"| {spec} | SINGLE-T | 12 | 12 | 12 |" in report  # answers, invalid, echo
+                label = f"openai:{mode}"  # the model is named without its endpoint
+                assert f"| {label} | SINGLE-T | 12 | 12 | 12 |" in report  # answers, invalid, echo
     assert set(found["echo"]) == set(RELEASED)
     for task in RELEASED:
         assert found["echo"][task]["invalid_rate"] >= 0.95, task
