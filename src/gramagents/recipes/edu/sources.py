@@ -191,7 +191,7 @@ def _read_file(path: Path, level: str, task: str, result: ReadResult) -> None:
 
 def _read_lines(path: Path, level: str, task: str, result: ReadResult) -> None:
     text = read_utf8(path)
-    file_grade = grade_of(path.stem)
+    source = _TaskFile(task, level, grade_of(path.stem))
     repeated = RepeatedIds()
     notes: dict[str, list[int]] = {}
     read = 0
@@ -214,7 +214,7 @@ def _read_lines(path: Path, level: str, task: str, result: ReadResult) -> None:
         item = (
             "no known EduEval shape"
             if shape is None
-            else _standardize(record, shape, task, level, file_grade, where, note)
+            else _standardize(record, shape, source, where, note)
         )
         if isinstance(item, str):
             result.unparsed.append(
@@ -255,21 +255,29 @@ def item_id(task: str, record: dict[str, Any], line: int | str) -> str:
     return f"{task}/{given}" if given is not None else f"{task}#{line}"
 
 
+@dataclass(frozen=True)
+class _TaskFile:
+    """What a task file says of all its lines: the task, the level, the grade in its name."""
+
+    task: str
+    level: str
+    grade: str | None
+
+
 def _standardize(
     record: dict[str, Any],
     shape: str,
-    task: str,
-    level: str,
-    file_grade: str | None,
+    source: _TaskFile,
     where: str,
     note: Callable[[str], None],
 ) -> EduItem | str:
     """The item, or the reason the rules cannot make one."""
     from .taxonomy import task_metric
 
+    task, level = source.task, source.level
     missing: list[str] = []
     grade_field, grade = pick(record, GRADE)
-    grade = file_grade if grade is None else str(grade)
+    grade = source.grade if grade is None else str(grade)
     if grade is None:
         missing.append(grade_field)
     subject_field, subject = pick(record, SUBJECT)
