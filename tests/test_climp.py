@@ -245,3 +245,57 @@ def test_the_command_line_says_it_in_one_line_and_leaves_no_run_folder(tmp_path)
     assert result.stderr.count("\n") == 1
     assert "passive_formal.csv:1: field 'sentence': an odd number of sentences" in result.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_the_folder_the_zip_unpacks_to_is_read_from_its_sub_folder(tmp_path):
+    # CLiMP's zip unpacks to CLiMP_corpus/ beside __MACOSX/ (resource forks named like the
+    # CSV files, which are not text); dot files are skipped too.
+    unpacked = tmp_path / "unz"
+    write(unpacked / "CLiMP_corpus", FILES)
+    (unpacked / "CLiMP_corpus" / ".DS_Store").write_bytes(b"\x00\x00\x00\x01Bud1")
+    forks = unpacked / "__MACOSX" / "CLiMP_corpus"
+    forks.mkdir(parents=True)
+    (forks / "._classifier_1000.csv").write_bytes(b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X")
+    (unpacked / ".hidden").mkdir()
+    write(unpacked / ".hidden", {"stray.csv": "不是数据\n"})
+    dataset = read_dataset(unpacked, "climp")
+    direct = read_dataset(unpacked / "CLiMP_corpus", "climp")
+    assert [i.prompt.vars for i in dataset.items] == [i.prompt.vars for i in direct.items]
+    assert [i.id for i in dataset.items] == [i.id for i in direct.items]
+    assert dataset.info["files"] == [f"CLiMP_corpus/{name}" for name in sorted(FILES)]
+    assert [f["file"] for f in dataset.info["climp_files"]] == dataset.info["files"]
+
+
+def test_a_folder_without_csv_files_below_it_says_so(tmp_path):
+    (tmp_path / "__MACOSX").mkdir()
+    (tmp_path / "__MACOSX" / "._a.csv").write_bytes(b"\x00\x05\x16\x07")
+    with pytest.raises(InputError, match="no .csv files in this folder or its sub-folders"):
+        read_dataset(tmp_path, "climp")
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        # the released pandas dump without its `,0,1,2,3` header
+        (
+            "0,classifier,classifier,刘洋买了一本杂志,1\n1,classifier,classifier,刘洋买了一匹杂志,0\n",
+            1,
+        ),
+        # `sentence,label` rows without their header
+        ("刘洋买了一本杂志,1\n刘洋买了一匹杂志,0\n", 1),
+        # a row index before the sentence, after two bare sentences
+        ("李明把作业写完了\n李明被作业写完了\n2,李明把饭吃完了,x\n", 3),
+    ],
+)
+def test_a_header_less_file_of_csv_records_is_refused(tmp_path, text, line):
+    path = tmp_path / "classifier_1000.csv"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        read_dataset(path, "climp")
+    assert (caught.value.path, caught.value.line, caught.value.field) == (
+        str(path),
+        line,
+        "sentence",
+    )
+    assert "a CSV record (a row index or a 0/1 label column), not a sentence" in str(caught.value)
+    assert "`,0,1,2,3`" in str(caught.value) and "`sentence,label`" in str(caught.value)

@@ -5,7 +5,7 @@ from scipy.stats import pearsonr
 from sklearn.metrics import cohen_kappa_score
 
 from gramagents.judging.statistics import pearson, quadratic_kappa
-from gramagents.models.hf import _cut_middle
+from gramagents.models.hf import _buckets, _cut_middle
 from gramagents.recipes.edu.metrics import (
     extract_choice,
     extract_choices,
@@ -88,3 +88,36 @@ def test_inputs_longer_than_the_context_are_cut_in_the_middle():
     assert _cut_middle(list(range(10)), 4) == [0, 1, 8, 9]
     assert _cut_middle(list(range(10)), 5) == [0, 1, 7, 8, 9]
     assert _cut_middle([1, 2, 3], 10) == [1, 2, 3]
+
+
+def test_batches_are_bucketed_by_length_so_a_long_prompt_pads_no_short_ones():
+    lengths = [7900, 120, 100, 4000, 90, 3000, 60, 2100, 80]
+    ordered = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    batches = list(_buckets(ordered, lengths, 3))
+    assert [[lengths[i] for i in b] for b in batches] == [
+        [7900, 4000],  # 3000 is less than half of 7900
+        [3000, 2100],
+        [120, 100, 90],  # at most three rows
+        [80, 60],
+    ]
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+
+
+@pytest.mark.slow
+def test_the_configured_context_cuts_long_prompts_in_the_middle(smollm2):
+    from gramagents.errors import SpecError
+    from gramagents.models import create_backend
+    from gramagents.records import ChatRequest, GenParams, Message
+
+    text = "开头的说明。" + "很长的文章。" * 400 + "最后的问题是什么？"
+    request = ChatRequest(
+        messages=[Message(role="user", content=text)], params=GenParams(max_tokens=16)
+    )
+    whole = smollm2.render(request)
+    configured = create_backend("smollm2?max_length=256")
+    cut = configured.render(request)
+    assert len(whole) > 256 and len(cut) == 256 - 16
+    assert cut[:120] == whole[:120] and cut[-120:] == whole[-120:]  # both ends kept
+    assert configured.identity()["max_length"] == 256 and "max_length" not in smollm2.identity()
+    with pytest.raises(SpecError, match="max_length must be an integer of 16 or more"):
+        create_backend("smollm2?max_length=ten")

@@ -28,6 +28,21 @@ def test_blimp_files_become_pairs_with_their_paradigm():
     }
 
 
+def test_a_blimp_folder_is_read_as_the_zip_unpacks_it(tmp_path):
+    # BLiMP.zip unpacks to data/, with the paradigm files inside; dot files are skipped.
+    data = tmp_path / "blimp" / "data"
+    data.mkdir(parents=True)
+    for source in sorted(BLIMP.glob("*.jsonl")):
+        (data / source.name).write_bytes(source.read_bytes())
+    (data / ".hidden.jsonl").write_text("not json\n", encoding="utf-8")
+    dataset = read_dataset(tmp_path / "blimp", "blimp")
+    assert [i.id for i in dataset.items] == [i.id for i in read_dataset(BLIMP, "blimp").items]
+    assert dataset.info["pair_files"] == [
+        {"file": "data/determiner_noun_agreement_1.jsonl", "pairs": 10},
+        {"file": "data/regular_plural_subject_verb_agreement_1.jsonl", "pairs": 10},
+    ]
+
+
 def test_climp_files_pair_consecutive_rows_in_each_layout():
     dataset = read_dataset(CLIMP, "climp")
     by_file: dict[str, list] = {}

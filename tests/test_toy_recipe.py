@@ -181,14 +181,16 @@ def test_a_recipe_registered_from_outside_builds_evaluates_and_reports(toy_recip
     stages = build.manifest.stages
     assert stages["read"] == {"words": 7}
     assert stages["plurals"] == {"planned": 7, "made": 7}
-    # "cat" and "cats" come twice, and "hippopotamuss" is all but "hippopotamus"
+    # "cat" and "cats" come twice; "umbrellas" shares 6 of its 7 character 3-grams with
+    # "umbrella" (Jaccard 0.857) and "hippopotamuss" 10 of 11 with "hippopotamus" (0.909)
     dropped = [json.loads(line) for line in open(toy_recipe / "build" / "failures.jsonl")]
-    assert [(f["id"], f["duplicates"]) for f in dropped] == [
-        ("w3", "w1"), ("w3/pl", "w1/pl"), ("w6/pl", "w6"),
+    assert [(f["id"], f["duplicates"], f["jaccard"]) for f in dropped] == [
+        ("w3", "w1", 1.0), ("w3/pl", "w1/pl", 1.0), ("w5/pl", "w5", 0.857),
+        ("w6/pl", "w6", 0.909),
     ]  # fmt: skip
-    assert stages["dedup"] == {"before": 14, "kept": 11, "removed": 3}
-    # "hippopotamus" and "umbrellas" are longer than 8 characters
-    assert stages["short"] == {"removed": 2}
+    assert stages["dedup"] == {"before": 14, "kept": 10, "removed": 4}
+    # "hippopotamus" is longer than 8 characters
+    assert stages["short"] == {"removed": 1}
     assert stages["banks"] == {"items": 9}
     words = [json.loads(line)["prompt"]["vars"]["word"] for line in open(build.dataset_path)]
     assert words == ["apple", "cat", "owl", "dog", "umbrella", "apples", "cats", "owls", "dogs"]

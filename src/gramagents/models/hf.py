@@ -1,13 +1,17 @@
 """Local transformers models: batched generation and batched log-likelihood.
 
 Requests from concurrent callers are merged by a micro-batcher, tokenized once, grouped by
-decoding parameters and sorted by length (longest first), so each batch wastes little
-padding. Generation pads on the left and applies the model's chat template when it has one.
+decoding parameters and sorted by length (longest first), then cut into batches whose rows
+are at least half as long as the batch's longest, so each batch wastes little padding and one
+long prompt slows no short ones. Generation pads on the left and applies the model's chat
+template when it has one.
 Log-likelihood merges the sequences of a batch into prefix trees, so that a prefix shared by
 several sequences (the start of a minimal pair, the prompt before each option) is computed
 once (`prefix_tree`), and returns the summed and per-token mean log-probability with the
 token count; what is scored after what is the request's conditioning (`conditioning`).
-Prompts longer than the context window are cut in the middle.
+Prompts longer than the context window (the model's, or a shorter one configured with
+`?max_length=N`) are cut in the middle, keeping the instruction and the question's end, as
+the EduEval paper does (§4.1).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ OPTIONS = {
     "structured",
     "prefix_sharing",
     "token_budget",
+    "max_length",
 }
 
 
@@ -57,6 +62,22 @@ def _cut_middle(ids: list[int], limit: int) -> list[int]:
         return ids
     head = limit // 2
     return ids[:head] + ids[len(ids) - (limit - head) :]
+
+
+def _buckets(ordered: Sequence[int], lengths: Sequence[int], size: int) -> Iterator[list[int]]:
+    """Batches of `ordered` (longest first) of at most `size` rows.
+
+    Each row is at least half as long as its batch's first, so that one long prompt pads no
+    much shorter ones.
+    """
+    batch: list[int] = []
+    for index in ordered:
+        if batch and (len(batch) == size or 2 * lengths[index] < lengths[batch[0]]):
+            yield batch
+            batch = []
+        batch.append(index)
+    if batch:
+        yield batch
 
 
 class HFBackend(Backend):
@@ -90,6 +111,13 @@ class HFBackend(Backend):
         if sharing not in ("true", "false"):
             raise SpecError(spec.raw, f"prefix_sharing must be true or false, not '{sharing}'")
         self.prefix_sharing = sharing == "true"
+        context = spec.option("max_length")
+        if context is not None and (not context.isdigit() or int(context) < 16):
+            raise SpecError(
+                spec.raw, f"max_length must be an integer of 16 or more, not '{context}'"
+            )
+        # The context as configured (`?max_length=2048`); the model's own when not given.
+        self.max_length = int(context) if context else None
         mode = spec.option("structured", "guided")
         if mode not in ("guided", "md_json"):
             raise SpecError(spec.raw, f"structured must be guided or md_json, not '{mode}'")
@@ -121,6 +149,7 @@ class HFBackend(Backend):
             "gguf_file": self.gguf_file,
             "revision": revision,
             "dtype": self.dtype,
+            **({"max_length": self.max_length} if self.max_length else {}),
         }
 
     @property
@@ -176,7 +205,8 @@ class HFBackend(Backend):
             if text is None:
                 text = "\n\n".join(m.content for m in request.messages)
             ids = lm.tokenizer(text).input_ids
-        return _cut_middle(list(ids), max(8, lm.max_length - request.params.max_tokens))
+        context = min(lm.max_length, self.max_length or lm.max_length)
+        return _cut_middle(list(ids), max(8, context - request.params.max_tokens))
 
     def _generate_sync(self, requests: list[ChatRequest]) -> list[Generation]:
         encoded = [self.render(r) for r in requests]
@@ -198,7 +228,7 @@ class HFBackend(Backend):
         results: list[Generation | None] = [None] * len(requests)
         for params, indices in free.items():
             ordered = sorted(indices, key=lambda i: -len(encoded[i]))
-            for batch in _chunks(ordered, self.batch_size):
+            for batch in _buckets(ordered, [len(e) for e in encoded], self.batch_size):
                 for index, generation in zip(
                     batch, self._generate_batch([encoded[i] for i in batch], params), strict=True
                 ):
@@ -206,7 +236,7 @@ class HFBackend(Backend):
         decoder = GuidedDecoder(self._encode_piece, self._generate_sorted, self._score_choices)
         for key, indices in guided.items():
             ordered = sorted(indices, key=lambda i: -len(encoded[i]))
-            for batch in _chunks(ordered, self.batch_size):
+            for batch in _buckets(ordered, [len(e) for e in encoded], self.batch_size):
                 started = time.perf_counter()
                 outputs = decoder.run(
                     [encoded[i] for i in batch], [requests[i] for i in batch], plans[key]
@@ -222,7 +252,7 @@ class HFBackend(Backend):
     def _generate_sorted(self, batch: list[list[int]], params: GenParams) -> list[Generation]:
         ordered = sorted(range(len(batch)), key=lambda i: -len(batch[i]))
         results: list[Generation | None] = [None] * len(batch)
-        for chunk in _chunks(ordered, self.batch_size):
+        for chunk in _buckets(ordered, [len(ids) for ids in batch], self.batch_size):
             for index, generation in zip(
                 chunk, self._generate_batch([batch[i] for i in chunk], params), strict=True
             ):

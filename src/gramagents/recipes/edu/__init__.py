@@ -2,15 +2,17 @@
 
 An exam-item folder in the EduEval layout in (`edueval`); the standardizer, distractor writer
 and level router, the calibration and anomaly filters, and zero- and few-shot banks out; exam
-items reviewed as a whole (`edu-items` review files).
+items reviewed as a whole (`edu-items` review files); the paper's Tables 2-5 in the report.
 """
 
 from ...agents.base import agents_in
+from ...report.markdown import report_section
 from ...sources import SOURCES
 from ...tasks.registry import bank_builder_in
 from ...workflow.nodes import FILTERS, record_file
 from ...workflow.review import REVIEWS
 from . import tasks  # noqa: F401 - the task specs every eval of an EduEval bank needs
+from .report import edu_sections
 from .sources import EduItem
 
 SOURCES.announce("edueval", f"{__name__}.reader")
@@ -20,3 +22,4 @@ FILTERS.announce("item-anomalies", f"{__name__}.filters")
 bank_builder_in("edu", f"{__name__}.builder")
 REVIEWS.announce("edu-items", f"{__name__}.review")
 record_file(EduItem, "standardized.jsonl")
+report_section("edu", edu_sections)

@@ -3,7 +3,8 @@
 - `item-standardizer`: what the rules could not parse becomes a multiple-choice item, or a
   failure with the reason (with `--agents off`: every such line is a failure).
 - `distractor-writer`: objective items with too few options get plausible wrong ones, each
-  back-checked to be wrong; an item still short is flagged.
+  back-checked to be wrong; an item still short is flagged (with `--agents off` the short
+  items are counted only).
 - `level-router`: each item's dominant level (secondary levels, DOK depth, reason) from the
   taxonomy's guide; after every item is routed, a classifier on sentence embeddings trained
   on the layout's levels cross-checks it (with agents on or off), and disagreements are
@@ -218,12 +219,14 @@ async def complete_options(task: AgentTask, ctx: AgentContext) -> AgentResult:
 
 
 def flag_short(view: BuildView, options: BaseModel) -> NodeUpdate:
-    """With agents off, items with too few options are flagged."""
+    """With agents off, items with too few options are counted, not flagged.
+
+    Nothing was tried on them, and a reviewer has no distractors to accept or reject: the
+    stage's `short` says how many keep their own options (items the agent could not complete,
+    with agents on, are flagged).
+    """
     short = _short(view, options)
-    return NodeUpdate(
-        flags={i.id: [f"only {len(i.options or {})} options"] for i in short},
-        counts={"short": len(short), "completed": 0},
-    )
+    return NodeUpdate(counts={"short": len(short), "completed": 0})
 
 
 agent(
@@ -248,10 +251,19 @@ class RouteOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    embedding_model: str = "minilm"
-    """Sentence embeddings of the verification classifier."""
+    embedding_model: str = "tfidf-char"
+    """Text vectors of the verification classifier: `tfidf-char` (character n-grams, any
+    script), `minilm` (reads English; most Chinese characters are [UNK] to it), or a
+    sentence-transformers folder or hub id."""
     min_per_level: int = Field(default=2, ge=2)
     """Items of a level needed before the classifier learns it."""
+    min_confidence: float = Field(default=0.7, ge=0, le=1)
+    """A classifier's other level is flagged only when it gives it at least this probability:
+    a weak classifier's every disagreement would bury the few a reviewer should see."""
+    min_df: int = Field(default=5, ge=1)
+    """`tfidf-char` columns kept: n-grams found in at least this many items."""
+    chars: int = Field(default=1000, ge=50)
+    """Characters of each prompt the classifier reads (a passage's start says its kind)."""
 
 
 def _plan_items(view: BuildView, options: BaseModel) -> list[AgentTask]:
@@ -282,30 +294,46 @@ async def route(task: AgentTask, ctx: AgentContext) -> AgentResult:
 
 
 async def cross_check(view: BuildView, options: BaseModel, env: NodeEnv) -> NodeUpdate:
-    """The classifier's level beside the layout's and the router's; disagreements flagged."""
+    """The classifier's level beside the layout's and the router's; disagreements flagged.
+
+    The router's level is flagged whenever it differs from the layout's; the classifier's
+    only when it gives its other level a probability of `min_confidence` or more.
+    """
     assert isinstance(options, RouteOptions)
     items = view.of_type(EduItem)
     predicted = cross_validated_labels(
-        {i.id: i.prompt[:1000] for i in items},
+        {i.id: i.prompt[: options.chars] for i in items},
         {i.id: i.level for i in items},
         env.embed,
         options.embedding_model,
         options.min_per_level,
+        options.min_df,
     )
     update = NodeUpdate()
+    differ = 0
     for item in items:
         entry = dict(item.route or {})
         entry["layout"] = item.level
-        entry["classifier"] = predicted.get(item.id)
-        votes = {v for v in (entry.get("router"), entry.get("classifier")) if v}
+        found = predicted.get(item.id)
+        entry["classifier"] = found.label if found else None
+        entry["classifier_p"] = round(found.confidence, 3) if found else None
+        differ += int(found is not None and found.label != item.level)
+        votes = {entry["router"]} if entry.get("router") else set()
+        if found and found.confidence >= options.min_confidence:
+            votes.add(found.label)
         if votes and votes != {item.level}:
             update.flags[item.id] = [
                 f"level: layout {item.level}, router {entry.get('router')}, "
-                f"classifier {entry.get('classifier')}"
+                f"classifier {entry['classifier']} (p={entry['classifier_p']})"
             ]
         update.records.append(item.model_copy(update={"route": entry}))
     flagged = len(update.flags)
-    update.counts = {"routed": len(items), "agree": len(items) - flagged, "flagged": flagged}
+    update.counts = {
+        "routed": len(items),
+        "agree": len(items) - flagged,
+        "flagged": flagged,
+        "classifier_differs": differ,
+    }
     return update
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import random
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -25,8 +27,9 @@ TASK_OF_SHAPE = {
     "teaching_design": ("EDU-TD", "edu/open.md"),
     "text_writing": ("EDU-TW", "edu/open.md"),
 }
-ZERO_SHOT_ONLY = ("question_generation", "teaching_design")
-"""Open tasks without worked examples to show."""
+WRITTEN_SHOTS = ("question_generation", "teaching_design")
+"""Tasks whose release has no reference outputs: their worked examples come from
+`prompts/edu/examples/<shape>.jsonl` (written for the project, overridable like any prompt)."""
 
 
 class BankOptions(BaseModel):
@@ -53,6 +56,8 @@ def build(
     by_source: dict[tuple[str, str], list[EduItem]] = defaultdict(list)
     for item in items:
         by_source[item.level, item.shape].append(item)  # examples: same level, same shape
+    for shape in WRITTEN_SHOTS:
+        by_source["written", shape] = written_shots(shape)
     rng = random.Random(resources.seed)
     dataset: list[Item] = []
     for shots in options.shots:
@@ -62,14 +67,60 @@ def build(
                 continue
             examples: list[dict[str, Any]] = []
             if shots:
-                pool = [
-                    o for o in by_source[item.level, item.shape] if o.id != item.id and o.answer
-                ]
-                if item.shape in ZERO_SHOT_ONLY or len(pool) < shots:
-                    continue  # no worked examples to show: zero-shot only
+                source = "written" if item.shape in WRITTEN_SHOTS else item.level
+                pool = [o for o in by_source[source, item.shape] if o.id != item.id and o.answer]
+                if len(pool) < shots:
+                    continue  # too few worked examples to show: zero-shot only
                 examples = [_shot(o) for o in rng.sample(pool, shots)]
             dataset.append(_item(item, task, template, shots, examples, view.flags))
     return dataset
+
+
+def written_shots(shape: str) -> list[EduItem]:
+    """The worked examples of a task without reference outputs, as items (none if no file).
+
+    A JSONL file, one example a line, with the release's fields of the task and `answer`
+    (the example output), as the EduEval code's few-shot files have them.
+    """
+    from ... import resources
+    from ...errors import GramagentsError, InputError
+    from ...sources._text import iter_jsonl, read_utf8
+    from .fields import other_fields
+
+    try:
+        path = resources.find("prompts", f"edu/examples/{shape}.jsonl")
+    except GramagentsError:
+        return []
+    examples = []
+    for line, record in iter_jsonl(path, read_utf8(path)):
+        grade, subject = record.get("grade"), record.get("subject")
+        fields = other_fields(record, shape, [], None if grade is None else str(grade), subject)
+        answer = record.get("answer")
+        if isinstance(fields, str) or not isinstance(answer, str) or not answer.strip():
+            raise InputError(
+                path,
+                "a worked example needs its task's fields and an answer",
+                line=line,
+                field="answer",
+            )
+        examples.append(
+            EduItem(
+                id=f"{path.name}#{line}",
+                task=f"examples/{shape}",
+                level="creativity",
+                subject=subject,
+                grade=None if grade is None else str(grade),
+                prompt=fields["prompt"],
+                options=None,
+                answer=answer.strip(),
+                explanation=None,
+                difficulty=None,
+                metric="judge",
+                shape=shape,
+                source=f"{path}:{line}",
+            )
+        )
+    return examples
 
 
 def _item(
@@ -90,6 +141,7 @@ def _item(
             "subject": item.subject,
             "grade": item.grade,
             "source_task": item.task,
+            "task_id": task_id(item.task),
             "shape": item.shape,
             "shots": shots,
             "difficulty": item.difficulty,
@@ -99,6 +151,15 @@ def _item(
             "source": item.source,
         },
     )
+
+
+def task_id(source_task: str) -> str:
+    """The paper's id of a source task (`Memory/Primary_Formula_Recall`: `1-1`), else its name."""
+    from .taxonomy import paper_task
+
+    stem = source_task.rsplit("/", 1)[-1]
+    found = paper_task(stem)
+    return str(found["id"]) if found else stem
 
 
 def _gold(item: EduItem) -> Any:
@@ -124,8 +185,31 @@ def _shot(item: EduItem) -> dict[str, Any]:
         text = item.prompt + "\n" + "\n".join(f"{k}. {v}" for k, v in (item.options or {}).items())
         return {"prompt": text, "answer": item.answer}
     if item.shape == "essay":
-        return {"prompt": item.raw.get("question", ""), "answer": item.answer}
+        return {"prompt": item.raw.get("question", ""), "essay": item.prompt, "answer": item.answer}
     return {"prompt": item.prompt, "answer": item.answer}
+
+
+def artifacts(folder: Path, view: BuildView, items: list[Item]) -> dict[str, Any]:
+    """The manifest's list of near-duplicates removed: each with the item kept and similarity.
+
+    Read back from the build's `failures.jsonl`, where the dedup filter recorded them.
+    """
+    path = folder / "failures.jsonl"
+    if not path.is_file():
+        return {}
+    pairs = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        entry = json.loads(line)
+        if "duplicates" in entry and "jaccard" in entry:
+            pairs.append(
+                {
+                    "removed": entry["id"],
+                    "kept": entry["duplicates"],
+                    "similarity": entry["jaccard"],
+                    "threshold": entry.get("threshold"),
+                }
+            )
+    return {"dedup": pairs} if pairs else {}
 
 
 bank_builder(
@@ -134,5 +218,6 @@ bank_builder(
         build=build,
         task_params={task: TaskOptions for task, _ in TASK_OF_SHAPE.values()},
         options=BankOptions,
+        artifacts=artifacts,
     )
 )

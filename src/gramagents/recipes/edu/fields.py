@@ -10,7 +10,14 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .options import OptionError, answer_letters, options_from_field, split_options
+from .options import (
+    OptionError,
+    answer_letters,
+    number_answers,
+    numbered_options,
+    options_from_field,
+    split_options,
+)
 
 CONTENT = ("ques_content", "question", "content", "stem", "题目", "题干")
 ANSWER = ("ques_answer", "answer", "答案", "correct_answer")
@@ -40,8 +47,15 @@ def pick(record: dict[str, Any], names: tuple[str, ...]) -> tuple[str, Any]:
 
 
 def text_of(record: dict[str, Any], names: tuple[str, ...], missing: list[str]) -> str | None:
-    """A text field, or None with its (first) name noted as missing."""
+    """A text field, or None with its (first) name noted as missing.
+
+    A list (the release gives poetry and reading answers as one string per sub-question) is
+    its elements' texts in order, one per line: never the list's Python form.
+    """
     name, value = pick(record, names)
+    if isinstance(value, list):
+        parts = [str(v).strip() for v in value if v is not None and str(v).strip()]
+        value = "\n".join(parts) or None
     if value is None:
         missing.append(name)
         return None
@@ -72,6 +86,9 @@ def shape_of(record: dict[str, Any], file_stem: str) -> str | None:
     _, answer = pick(record, ANSWER)
     if pick(record, OPTIONS)[1] is not None or _letters_only(answer):
         return "mc"  # one letter or several (a multiple-answer item)
+    numbered = numbered_options(str(content))
+    if numbered is not None and number_answers(answer, numbered[1]) != answer:
+        return "mc"  # `选项: 1. … 2. …` answered by number
     text_shape = next((s for pattern, s in _TEXT_TASKS if pattern.search(file_stem)), None)
     try:
         _, options = split_options(str(content))
@@ -105,10 +122,16 @@ def mc_fields(record: dict[str, Any], missing: list[str], warn: Callable[[str], 
             options = options_from_field(given)
         except OptionError as exc:
             return f"options: {exc}"
+    name, answer = pick(record, ANSWER)
+    provenance = []
+    numbered = numbered_options(content) if given is None and len(options) < 2 else None
+    if numbered is not None:
+        prompt, options = numbered
+        answer = number_answers(answer, options)
+        provenance.append(f"rules: options numbered 1-{len(options)}, lettered in that order")
     if len(options) < 2:
         where = field if given is not None else "ques_content"
         return f"options could not be split out of {where}"
-    name, answer = pick(record, ANSWER)
     try:
         letters = answer_letters(answer, options)
     except OptionError as exc:
@@ -124,6 +147,7 @@ def mc_fields(record: dict[str, Any], missing: list[str], warn: Callable[[str], 
         "explanation": text_of(record, EXPLANATION, missing),
         "difficulty": None if label is None else difficulty(label, label_field, warn),
         "difficulty_label": None if label is None else str(label),
+        "provenance": provenance,
     }
 
 

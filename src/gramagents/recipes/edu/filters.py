@@ -2,7 +2,9 @@
 
 - `baseline-calibration`: baseline models answer the objective items a few times; items above
   `high` or below `low` accuracy are flagged (too easy, too hard). Runs with agents on only.
-- `item-anomalies`: prompt-length outliers and skewed answer-letter distributions are flagged.
+- `item-anomalies`: prompt-length outliers are flagged; a task's answer key skewed away from
+  uniform (items with the same number of options together) is counted, and a few of its items
+  are flagged as spot checks of the key.
 """
 
 from __future__ import annotations
@@ -97,19 +99,35 @@ filter_node(
 )
 
 
+class AnomalyOptions(BaseModel):
+    """Options of `item-anomalies` (see `qc`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    fence: float = Field(default=2.0, gt=0)
+    """Tukey's fences on log prompt length, in interquartile ranges beyond the quartiles."""
+    alpha: float = Field(default=0.01, gt=0, lt=1)
+    """Significance of the answer-key test, over all groups tested (Bonferroni)."""
+    spot_checks: int = Field(default=3, ge=0)
+    """Items of each skewed key that go to review."""
+
+
 async def anomalies(view: BuildView, options: Any, env: NodeEnv) -> NodeUpdate:
-    """Length outliers and skewed answer-letter distributions, flagged."""
+    """Length outliers and skewed answer keys (a few spot checks of each), flagged."""
     from .qc import anomaly_flags
 
     items = view.of_type(EduItem)
-    found = anomaly_flags(items)
-    return NodeUpdate(flags=found, counts={"checked": len(items), "flagged": len(found)})
+    found, counts = anomaly_flags(
+        items, options.fence, options.alpha, options.spot_checks, env.seed
+    )
+    return NodeUpdate(flags=found, counts={"checked": len(items), "flagged": len(found), **counts})
 
 
 filter_node(
     FilterSpec(
         name="item-anomalies",
         run=anomalies,
-        description="Flag prompt-length outliers and skewed answer letters.",
+        options=AnomalyOptions,
+        description="Flag prompt-length outliers and spot checks of skewed answer keys.",
     )
 )

@@ -19,6 +19,10 @@ Options are found, in this order:
 5. letters alone on their lines (a table's rows), then a letter and a space (`A 山南`);
 6. the two words a true-or-false item's instruction names (`A/B(对/错)`, `正确的选A，错误的选B`).
 
+Options numbered instead of lettered after `选项：` (`选项: 1. 中美建交 2. …`, answered `['1']`)
+are read by `numbered_options` and lettered in their order (1 is A); `number_answers` reads
+such an item's answer.
+
 An answer may be a letter (`"C"`, `"c"`, `"（C）"`, `"答案：C"`), a list (`["C"]`), several
 letters (`"BD"`, `"B,D"`, `["A", "E"]`: a multiple-answer item), or an option's text instead
 of its letter (`"公元前221年"`, `"A. 公元前221年"`).
@@ -67,6 +71,9 @@ _WRAPPING = re.compile(
 )
 _MULTI = re.compile(r"[A-H](?:\s*(?:[,，、;；/&+]|和|及|与)?\s*[A-H])*")
 _LOWER_MULTI = re.compile(r"[a-h](?:\s*[,，、;；/&+]?\s*[a-h])*")
+
+
+_NUMBER_MARK = re.compile(r"(?:(?<=[\s\u3000])|^)[(（]?(\d{1,2})[)）]?\s*[.．、:：)）](?!\d)\s*")
 
 
 class OptionError(ValueError):
@@ -398,3 +405,38 @@ def _one_answer(value: str, options: dict[str, str]) -> set[str]:
         if letter in options and rest and rest == _normal(options[letter]):
             return {letter}
     raise OptionError(f"answer {value!r} is neither option letters nor an option's text")
+
+
+def numbered_options(text: str) -> tuple[str, dict[str, str]] | None:
+    """Stem and options of `... 选项: 1. x 2. y ...`, lettered A, B, … in number order.
+
+    Only after the last `选项：` marker, starting right after it and numbered 1, 2, 3, …
+    (numbers out of this run stay in the option before them); None when the text has no
+    such options.
+    """
+    marker = list(_MARKER_WORD.finditer(text))
+    if not marker:
+        return None
+    rest = text[marker[-1].end() :]
+    run: list[re.Match[str]] = []
+    for mark in _NUMBER_MARK.finditer(rest):
+        if int(mark.group(1)) == len(run) + 1 and (run or not rest[: mark.start()].strip()):
+            run.append(mark)
+    if len(run) < 2 or len(run) > len(LETTERS):
+        return None
+    options = {}
+    for k, mark in enumerate(run):
+        end = run[k + 1].start() if k + 1 < len(run) else len(rest)
+        options[LETTERS[k]] = _clean(rest[mark.end() : end])
+    if not all(options.values()):
+        return None
+    return _stem(text[: marker[-1].start()]), options
+
+
+def number_answers(raw: Any, options: dict[str, str]) -> Any:
+    """An answer given as option numbers (`['2']`, `"2"`) as letters (`["B"]`), else as it is."""
+    values = raw if isinstance(raw, list) else [raw]
+    found = [str(v).strip() for v in values if v is not None and str(v).strip()]
+    if not found or not all(v.isdigit() and 1 <= int(v) <= len(options) for v in found):
+        return raw
+    return [LETTERS[int(v) - 1] for v in found]

@@ -19,17 +19,18 @@ shape is told by its keys (names in `fields`: `ques_content` or `question`, `que
 
 The level comes from the folder, the grade from the file name (`小学`/`primary`,
 `初中`/`junior`/`middle`, `高中`/`senior`/`high`, `grade7`, `七年级`) unless the line has one.
-A missing field is reported as a warning naming file, line and field, never filled in by a
-guess; a line the rules cannot parse comes back as `Unparsed` with the reason, for the
-standardization agent. An item's id is `<task>/<id>` when the line has an id, else
-`<task>#<line>`; a line repeating an earlier line's id with the same content is dropped and
-listed, with different content it is an error.
+A missing field is a warning, one per file and field with the count of lines and the first
+of them, never filled in by a guess; a line the rules cannot parse comes back as `Unparsed`
+with the reason, for the standardization agent. An item's id is `<task>/<id>` when the line
+has an id, else `<task>#<line>`; a line repeating an earlier line's id with the same content
+is dropped and listed, with different content it is an error.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -190,8 +191,10 @@ def _read_file(path: Path, level: str, task: str, result: ReadResult) -> None:
 
 def _read_lines(path: Path, level: str, task: str, result: ReadResult) -> None:
     text = read_utf8(path)
-    file_grade = grade_of(path.stem)
+    source = _TaskFile(task, level, grade_of(path.stem))
     repeated = RepeatedIds()
+    notes: dict[str, list[int]] = {}
+    read = 0
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -201,12 +204,17 @@ def _read_lines(path: Path, level: str, task: str, result: ReadResult) -> None:
             str(given_id), record, path, number, id_field
         ):
             continue
+        read += 1
         shape = shape_of(record, path.stem)
         where = f"{path}:{number}"
+
+        def note(warning: str, line: int = number) -> None:
+            notes.setdefault(warning, []).append(line)
+
         item = (
             "no known EduEval shape"
             if shape is None
-            else _standardize(record, shape, task, level, file_grade, where, result)
+            else _standardize(record, shape, source, where, note)
         )
         if isinstance(item, str):
             result.unparsed.append(
@@ -222,9 +230,23 @@ def _read_lines(path: Path, level: str, task: str, result: ReadResult) -> None:
             )
         else:
             for name in item.missing:
-                result.warnings.append(f"{where}: field '{name}' is missing")
+                note(f"field '{name}' is missing")
             result.items.append(item)
     result.duplicates.extend(repeated.dropped)
+    result.warnings += file_warnings(path, notes, read)
+
+
+def file_warnings(path: Path, notes: dict[str, list[int]], lines: int, shown: int = 5) -> list[str]:
+    """One warning per file and problem (a field missing, a label unknown), with its count.
+
+    `notes` maps each problem to the lines it was found on; `lines` is how many the file has.
+    """
+    warnings = []
+    for problem, found in notes.items():
+        listed = ", ".join(str(n) for n in found[:shown]) + (", …" if len(found) > shown else "")
+        where = f"line {listed}" if len(found) == 1 else f"lines {listed}"
+        warnings.append(f"{path}: {problem} on {len(found)} of {lines} lines ({where})")
+    return warnings
 
 
 def item_id(task: str, record: dict[str, Any], line: int | str) -> str:
@@ -233,21 +255,29 @@ def item_id(task: str, record: dict[str, Any], line: int | str) -> str:
     return f"{task}/{given}" if given is not None else f"{task}#{line}"
 
 
+@dataclass(frozen=True)
+class _TaskFile:
+    """What a task file says of all its lines: the task, the level, the grade in its name."""
+
+    task: str
+    level: str
+    grade: str | None
+
+
 def _standardize(
     record: dict[str, Any],
     shape: str,
-    task: str,
-    level: str,
-    file_grade: str | None,
+    source: _TaskFile,
     where: str,
-    result: ReadResult,
+    note: Callable[[str], None],
 ) -> EduItem | str:
     """The item, or the reason the rules cannot make one."""
     from .taxonomy import task_metric
 
+    task, level = source.task, source.level
     missing: list[str] = []
     grade_field, grade = pick(record, GRADE)
-    grade = file_grade if grade is None else str(grade)
+    grade = source.grade if grade is None else str(grade)
     if grade is None:
         missing.append(grade_field)
     subject_field, subject = pick(record, SUBJECT)
@@ -255,7 +285,7 @@ def _standardize(
     if subject is None:
         missing.append(subject_field)
     if shape == "mc":
-        fields = mc_fields(record, missing, lambda w: result.warnings.append(f"{where}: {w}"))
+        fields = mc_fields(record, missing, note)
     else:
         fields = other_fields(record, shape, missing, grade, subject)
     if isinstance(fields, str):

@@ -7,13 +7,15 @@ Tasks, one per item shape, each zero-shot and with three worked examples (`-3SHO
 - `EDU-MC-MULTI`: multiple choice with several right options (`"BD"`); right only when the
   letters read from the reply are exactly the gold set (`答案是BD`, `B、D`, "A and C");
 - `EDU-DIALOGUE`: classroom-dialogue classification (label 1-9); accuracy;
-- `EDU-ESSAY`: essay scoring (0-100); RMSE, QWK and Pearson over a model's items;
+- `EDU-ESSAY`: essay scoring (0-100); RMSE (the paper's headline, lower is better), QWK and
+  Pearson over a model's items;
 - `EDU-TEXT`: poetry appreciation and reading comprehension; ROUGE-L against the reference
   answer (characters for Chinese);
 - `EDU-QG`, `EDU-TD`, `EDU-TW`: question generation, teaching design and text writing, judged
   with the rubrics `question-generation`, `teaching-design` and `text-writing`.
 
-The report breaks every task down by cognitive level and subject.
+The report lays the scores out as the paper's Tables 2-5 (`report.py`: one column per source
+task, 1-1 … 6-4) and breaks every task down by paper task, cognitive level and subject.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ from ...tasks.registry import Aggregate, TaskSpec, constant, task
 
 FAMILY = "edu"
 SHOTS = (0, 3)
-BREAKDOWNS = ("level", "subject")
+BREAKDOWNS = ("task_id", "level", "subject")
+"""`task_id`: the paper's task (1-1 … 6-4) an item's source file is, for its Tables 2-5."""
 
 
 def _letters(meta: Mapping[str, Any]) -> str:
@@ -122,7 +125,10 @@ def rouge(extraction: Extraction, gold: Any, meta: Mapping[str, Any]) -> ItemSco
 
 
 def aggregate_essay(records: list[dict[str, Any]]) -> Aggregate:
-    """QWK, RMSE and Pearson between predicted and gold essay scores (invalid answers: 0)."""
+    """RMSE (the paper's metric for 3-5), QWK and Pearson between predicted and gold scores.
+
+    An answer without a score in range counts as 0.
+    """
     from ...judging.statistics import pearson, quadratic_kappa
     from .metrics import rmse
 
@@ -130,8 +136,8 @@ def aggregate_essay(records: list[dict[str, Any]]) -> Aggregate:
     predicted = [0.0 if r.get("invalid") else float(r["extracted"]) for r in records]
     r = pearson(predicted, gold)
     scores = {
-        "qwk": quadratic_kappa(predicted, gold),
         "rmse": rmse(predicted, gold),
+        "qwk": quadratic_kappa(predicted, gold),
         "pearson": 0.0 if math.isnan(r) else r,  # constant predictions: no correlation
     }
     return Aggregate(scores=scores, tables={})
@@ -192,7 +198,7 @@ _register(
     "Essay scoring, a score 0-100",
     extractor="edu-score",
     metric="edu-essay",
-    headline="qwk",
+    headline="rmse",
     params=GenParams(max_tokens=16),
     aggregate=aggregate_essay,
 )

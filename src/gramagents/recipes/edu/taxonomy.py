@@ -94,3 +94,22 @@ def task_metric(shape: str) -> str:
             if task["shape"] == shape:
                 return str(task["metric"])
     return "accuracy"
+
+
+def _compact(name: str) -> str:
+    return re.sub(r"[\W_]+", "", name).lower()
+
+
+@lru_cache(maxsize=256)
+def paper_task(file_stem: str) -> dict[str, Any] | None:
+    """The paper's task (`id` 1-1 … 6-4, `name`, `metric`) a release's file is, by its name.
+
+    `Junior_Ethics Scenario` is 6-2 (Junior Ethics Scenario); a file no paper task is named
+    like (a hand-made layout's `初中历史知识`) gives None.
+    """
+    wanted = _compact(file_stem)
+    for found in levels():
+        for task in found.tasks:
+            if _compact(str(task["name"])) == wanted:
+                return {**task, "level": found.id}
+    return None

@@ -16,7 +16,10 @@ must be labelled 1 and the other 0. UTF-8 with or without BOM, LF or CRLF line e
 fields (a sentence with a comma in it), blank lines anywhere. Where no phenomenon or paradigm
 is given, both are the file's name without its size suffix (`ba_construction_1000.csv`:
 `ba_construction`). A file that cannot be read this way is one error naming the file, the line
-and the field.
+and the field; so is a file without a header whose lines are CSV records rather than
+sentences (a row index first, or a 0/1 label last): read as sentences, whole records would be
+scored and the pair order guessed. A folder is read with its sub-folders, as the released zip
+unpacks (`CLiMP_corpus/` beside `__MACOSX/`, which is skipped).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from ...errors import InputError
 from ...records import Item
 from ...sources import _text
 from ...sources.datasets import Dataset, dataset_format
-from .reader import dataset_of, files_in, pair_item
+from .reader import dataset_of, files_in, pair_item, shown_name
 
 UNNAMED = ("phenomenon", "paradigm", "sentence", "label")
 """What the columns `0`, `1`, `2`, `3` of the released files hold."""
@@ -175,14 +178,31 @@ def _unnamed_rows(file: Path, rows: list[tuple[int, list[str]]]) -> list[Row]:
     return out
 
 
-def _sentence_rows(text: str) -> list[Row]:
+def _looks_like_record(cells: list[str]) -> bool:
+    """A CSV record, not a sentence: a row index before other cells, or a 0/1 label last."""
+    cells = [c.strip() for c in cells]
+    if len(cells) < 2:
+        return False
+    return cells[-1] in ("0", "1") or (len(cells) >= 3 and cells[0].isdigit())
+
+
+def _sentence_rows(file: Path, text: str) -> list[Row]:
     out: list[Row] = []
     for number, raw in enumerate(text.split("\n"), start=1):
         line = raw.rstrip("\r").strip()
         if not line:
             continue
+        cells = next(csv.reader([line]))
+        if _looks_like_record(cells):
+            raise InputError(
+                file,
+                "a CSV record (a row index or a 0/1 label column), not a sentence: the file "
+                "has no header; give it `,0,1,2,3` (the released layout) or name its columns "
+                "(`sentence,label`)",
+                line=number,
+                field="sentence",
+            )
         if len(line) > 1 and line[0] == line[-1] == '"':  # written by a CSV writer
-            cells = next(csv.reader([line]))
             line = cells[0].strip() if len(cells) == 1 else line
         out.append(Row(number, line))
     return out
@@ -198,7 +218,7 @@ def climp_rows(file: Path, text: str) -> tuple[str, list[Row]]:
         return layout, _named_rows(file, rows)
     if layout == "unnamed":
         return layout, _unnamed_rows(file, rows)
-    return layout, _sentence_rows(text)
+    return layout, _sentence_rows(file, text)
 
 
 def _pairs(file: Path, rows: list[Row]) -> list[tuple[Row, str, str]]:
@@ -243,7 +263,7 @@ class _Read:
     files: list[dict[str, object]] = field(default_factory=list)
 
 
-def _read_file(file: Path, read: _Read) -> None:
+def _read_file(file: Path, name: str, read: _Read) -> None:
     layout, rows = climp_rows(file, _text.read_utf8(file))
     pairs = _pairs(file, rows)
     for first, good, bad in pairs:
@@ -258,14 +278,14 @@ def _read_file(file: Path, read: _Read) -> None:
         }
         read.items.append(pair_item("CLIMP", item_id, good, bad, meta))
         read.lines[item_id] = first.line
-    read.files.append({"file": file.name, "layout": LAYOUTS[layout], "pairs": len(pairs)})
+    read.files.append({"file": name, "layout": LAYOUTS[layout], "pairs": len(pairs)})
 
 
 @dataset_format("climp")
 def read_climp(path: Path) -> Dataset:
-    """A CLiMP paradigm file, or a folder of them."""
+    """A CLiMP paradigm file, or a folder of them (sub-folders too, as the zip unpacks)."""
     files = files_in(path, ".csv")
     read = _Read()
     for file in files:
-        _read_file(file, read)
+        _read_file(file, shown_name(path, file), read)
     return dataset_of(path, files, read.items, "climp", read.lines, climp_files=read.files)

@@ -1,7 +1,8 @@
 """BLiMP (`--format blimp`), and what the minimal-pair readers share (CLiMP: climp.py).
 
 BLiMP: JSONL, one file per paradigm, lines with `sentence_good`, `sentence_bad` and (as the
-released files have them) `field`, `linguistics_term`, `UID`, `pairID`.
+released files have them) `field`, `linguistics_term`, `UID`, `pairID`. A folder is read with
+its sub-folders, as archives unpack (`files_in`); the manifest lists every file read.
 
 A BLiMP pair is `BLIMP/<UID>/<pairID>`: a line repeating an earlier pair's id with the same
 two sentences is scored once and listed in the manifest's `dataset.duplicates`; with other
@@ -21,17 +22,46 @@ from ...sources import _text
 from ...sources.datasets import Dataset, dataset_format
 from ...sources.duplicates import RepeatedIds
 
+SKIPPED = ("__MACOSX",)
+"""Folders an archive leaves beside the data (macOS resource forks), never read."""
+
+
+def _hidden(parts: tuple[str, ...]) -> bool:
+    return any(part.startswith(".") or part in SKIPPED for part in parts)
+
 
 def files_in(path: Path, suffix: str) -> list[Path]:
-    """The files of a folder with this suffix, in name order, or the one file given."""
+    """The files with this suffix in a folder and its sub-folders, or the one file given.
+
+    A folder is read as an archive unpacks it: the files may be a level down (CLiMP's zip
+    gives `CLiMP_corpus/` beside `__MACOSX/`, BLiMP's `data/`); `__MACOSX` and dot files and
+    folders are skipped. Files are in path order; two with the same name in different
+    folders are an error (an item's id names its file).
+    """
     if path.is_dir():
-        files = sorted(path.glob(f"*{suffix}"))
+        files = sorted(
+            f
+            for f in path.rglob(f"*{suffix}")
+            if f.is_file() and not _hidden(f.relative_to(path).parts)
+        )
         if not files:
-            raise InputError(path, f"no {suffix} files in this folder")
+            raise InputError(path, f"no {suffix} files in this folder or its sub-folders")
+        seen: dict[str, Path] = {}
+        for file in files:
+            if file.stem in seen:
+                raise InputError(
+                    file, f"a second file named {file.name} (the first: {seen[file.stem]})"
+                )
+            seen[file.stem] = file
         return files
     if not path.is_file():
         raise InputError(path, "file not found")
     return [path]
+
+
+def shown_name(path: Path, file: Path) -> str:
+    """A file's name as the manifest and report list it: its path below the folder given."""
+    return str(file.relative_to(path)) if path.is_dir() else file.name
 
 
 def pair_item(task: str, item_id: str, good: str, bad: str, meta: dict[str, Any]) -> Item:
@@ -61,7 +91,7 @@ def dataset_of(
         path=path,
         items=items,
         digest=digest.hexdigest(),
-        info={"format": fmt, "files": [f.name for f in files], **info},
+        info={"format": fmt, "files": [shown_name(path, f) for f in files], **info},
         lines=lines,
     )
 
@@ -72,11 +102,13 @@ def read_blimp(path: Path) -> Dataset:
     files = files_in(path, ".jsonl")
     items: list[Item] = []
     lines: dict[str, int] = {}
+    read: list[dict[str, Any]] = []
     repeated = RepeatedIds("pair")
     for file in files:
         text = _text.read_utf8(file)
         if not text.strip():
             raise InputError(file, "file is empty", line=1)
+        before = len(items)
         for line, row in _text.iter_jsonl(file, text):
             for field in ("sentence_good", "sentence_bad"):
                 if not isinstance(row.get(field), str) or not row[field].strip():
@@ -103,6 +135,7 @@ def read_blimp(path: Path) -> Dataset:
                 )
             )
             lines[item_id] = line
-    dataset = dataset_of(path, files, items, "blimp", lines)
+        read.append({"file": shown_name(path, file), "pairs": len(items) - before})
+    dataset = dataset_of(path, files, items, "blimp", lines, pair_files=read)
     dataset.duplicates = repeated.dropped
     return dataset

@@ -1,4 +1,4 @@
-"""The minimal-pair section of an eval report: how each CLiMP file was read."""
+"""The minimal-pair section of an eval report: which files were read, and how."""
 
 from __future__ import annotations
 
@@ -7,18 +7,26 @@ from ...report.summary import Summary
 
 
 def climp_files_section(manifest: RunManifest, summary: Summary) -> list[str]:
-    """A table of the CLiMP files read, with their layout and pairs (none for other runs)."""
-    files = (manifest.dataset or {}).get("climp_files")
-    if not files:
-        return []
-    lines = [
-        "## CLiMP files",
-        "",
-        "The layout each file was read in. A file of sentences only holds a pair on two "
-        "consecutive lines, the grammatical sentence first.",
-        "",
-        "| file | layout | pairs |",
-        "| --- | --- | --- |",
-    ]
-    lines += [f"| {f['file']} | {f['layout']} | {f['pairs']} |" for f in files]
-    return [*lines, ""]
+    """A table of the CLiMP or BLiMP files read, with their pairs (none for other runs).
+
+    CLiMP files also say the layout each was read in.
+    """
+    dataset = manifest.dataset or {}
+    climp, blimp = dataset.get("climp_files"), dataset.get("pair_files")
+    if climp:
+        lines = [
+            "## CLiMP files",
+            "",
+            "The layout each file was read in. A file of sentences only holds a pair on two "
+            "consecutive lines, the grammatical sentence first.",
+            "",
+            "| file | layout | pairs |",
+            "| --- | --- | --- |",
+        ]
+        lines += [f"| {f['file']} | {f['layout']} | {f['pairs']} |" for f in climp]
+        return [*lines, ""]
+    if blimp:
+        lines = ["## BLiMP files", "", "| file | pairs |", "| --- | --- |"]
+        lines += [f"| {f['file']} | {f['pairs']} |" for f in blimp]
+        return [*lines, ""]
+    return []
