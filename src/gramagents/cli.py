@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 
 from .errors import GramagentsError
+from .redact import RedactingFilter, redact
 
 T = TypeVar("T")
 
@@ -53,9 +54,14 @@ NoCache = Annotated[
 
 
 def fail(exc: GramagentsError) -> typer.Exit:
-    """Print a user error as one line on stderr; the exit carries its code."""
-    print(f"error: {exc}", file=sys.stderr)
+    """Print a user error as one line on stderr (credentials masked); the exit carries its code."""
+    print(redact(f"error: {exc}"), file=sys.stderr)
     return typer.Exit(exc.exit_code)
+
+
+def _command() -> list[str]:
+    """The command line as runs record it: credentials in it masked."""
+    return [redact(arg) for arg in sys.argv]
 
 
 def _say(text: str) -> None:
@@ -112,7 +118,7 @@ def build(
         seed=seed,
         concurrency=concurrency,
         use_cache=not no_cache,
-        command=sys.argv,
+        command=_command(),
     )
     result = _run(run_build(recipe, options, _progress()))
     counts = result.manifest.tasks
@@ -177,7 +183,7 @@ def evaluate(
         seed=seed if seed is not None else 1234,
         concurrency=concurrency,
         use_cache=not no_cache,
-        command=sys.argv,
+        command=_command(),
         judge=judge,
         conditioning=conditioning,
     )
@@ -366,7 +372,7 @@ def rubric_check(
     from .judging.rubric import find_rubric
 
     try:
-        loaded = find_rubric(rubric)
+        loaded = find_rubric(rubric, user_named=True)
     except GramagentsError as exc:
         raise fail(exc) from None
     lo, hi = (f"{v:g}" for v in loaded.scale)
@@ -393,6 +399,8 @@ def main() -> None:
     """Console-script entry point."""
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     logging.basicConfig(format="%(message)s", level=logging.WARNING)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RedactingFilter())
     logging.getLogger("gramagents").setLevel(logging.INFO)
     add_recipe_commands()
     app()

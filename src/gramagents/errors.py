@@ -35,8 +35,10 @@ class SpecError(GramagentsError):
     """A model spec string that cannot be understood."""
 
     def __init__(self, spec: str, message: str) -> None:
-        self.spec = spec
-        super().__init__(f"--model '{spec}': {message}")
+        from .redact import redact
+
+        self.spec = redact(spec)
+        super().__init__(redact(f"--model '{spec}': {message}"))
 
 
 class BackendUnavailable(GramagentsError):

@@ -7,6 +7,8 @@
                            &echo_max_tokens=1|0&prefix=TEXT]``
 
 Options after ``?`` are ``key=value`` pairs joined by ``&``; each backend says which it takes.
+A spec is written and printed only in its display form (`ModelSpec.label`), with credentials
+(``user:password@`` in the URL, options such as ``api_key``) shown as ``***``.
 Every backend also takes the decoding options (``temperature``, ``top_p``, ``seed``,
 ``max_tokens``): they replace the task's (or agent's) decoding for that model, so one model at
 two decoding settings is two specs, e.g. ``smollm2`` and ``smollm2?temperature=0.8&seed=1``.
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qsl
 
 from ..errors import SpecError
+from ..redact import redact
 
 DECODING_OPTIONS: dict[str, type] = {
     "temperature": float,
@@ -40,8 +43,11 @@ class ModelSpec:
 
     @property
     def label(self) -> str:
-        """The name records and reports use for this model: the spec as given."""
-        return self.raw
+        """The name records, reports, logs and errors use: the spec as given, redacted.
+
+        Its credentials (userinfo of the URL, options such as `api_key`) show as `***`.
+        """
+        return redact(self.raw)
 
     def option(self, name: str, default: str | None = None) -> str | None:
         """Value of option `name`, or `default`."""

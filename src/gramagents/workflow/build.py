@@ -172,7 +172,8 @@ async def run_build(
     except BaseException:
         await _close(models, cache)
         raise
-    manifest = _new_manifest(folder, recipe, recipe_file, options, seed, source, sorted(models))
+    labels = sorted(m.label for m in models.values())  # specs as written: credentials masked
+    manifest = _new_manifest(folder, recipe, recipe_file, options, seed, source, labels)
     folder.write_manifest(manifest)
     context = _build_context(recipe, options, seed, cache, models, source, progress)
     try:
