@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..report.mdtext import code_span
 
 
 class RepeatedIds:
@@ -70,7 +71,7 @@ def describe(recorded: dict[str, Any] | None, shown: int = 20) -> list[str]:
     if not recorded or not recorded.get("count"):
         return []
     ids = recorded.get("ids", [])
-    listed = ", ".join(f"`{i}`" for i in ids[:shown])
+    listed = ", ".join(code_span(i) for i in ids[:shown])
     more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
     return [
         f"{recorded['count']} repeated rows dropped (same id, same content; ids: {listed}{more}); "

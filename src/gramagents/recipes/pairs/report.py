@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...records import RunManifest
+from ...report.markdown import markdown_table
 from ...report.summary import Summary
 
 
@@ -17,8 +18,8 @@ def climp_files_section(manifest: RunManifest, summary: Summary) -> list[str]:
         "The layout each file was read in. A file of sentences only holds a pair on two "
         "consecutive lines, the grammatical sentence first.",
         "",
-        "| file | layout | pairs |",
-        "| --- | --- | --- |",
     ]
-    lines += [f"| {f['file']} | {f['layout']} | {f['pairs']} |" for f in files]
+    lines += markdown_table(
+        ["file", "layout", "pairs"], [[f["file"], f["layout"], f["pairs"]] for f in files]
+    )
     return [*lines, ""]
