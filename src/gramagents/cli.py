@@ -291,12 +291,20 @@ def view(
         bool, typer.Option("--serve", help="Serve the site on 127.0.0.1 until interrupted.")
     ] = False,
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port for --serve (0: any).")] = 0,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Write into an --out folder that holds other files (its "
+            "report.html and view/ are replaced).",
+        ),
+    ] = False,
 ) -> None:
     """Write a run viewer people can browse: overview, charts, every item and its answers."""
     from .report.view import write_view
 
     try:
-        result = write_view(runs, out)
+        result = write_view(runs, out, force=force)
     except GramagentsError as exc:
         raise fail(exc) from None
     items = ", ".join(f"{run} {n:,} items" for run, n in result.items.items())
