@@ -37,38 +37,64 @@ def _problem(item: Item, answer: str) -> str | None:
     return None
 
 
-def apply_answer_file(items: list[Item], path: Path) -> list[dict[str, Any]]:
-    """Fill in gold answers from `path`; returns the rows dropped as identical repeats."""
-    text = _text.read_utf8(path)
-    if not text.strip():
-        raise InputError(path, "file is empty", line=1)
-    rows = (
-        list(_text.iter_jsonl(path, text))
-        if path.suffix == ".jsonl"
-        else list(_text.iter_csv(path, text, ("id", "answer")))
-    )
-    index: dict[str, list[int]] = {}
-    for position, item in enumerate(items):
-        index.setdefault(item.id, []).append(position)
+class AnswerFile:
+    """The gold answers of a file, given to items one at a time as a dataset streams by."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        text = _text.read_utf8(path)
+        if not text.strip():
+            raise InputError(path, "file is empty", line=1)
+        rows = (
+            _text.iter_jsonl(path, text)
+            if path.suffix == ".jsonl"
+            else _text.iter_csv(path, text, ("id", "answer"))
+        )
+        repeated = RepeatedIds("answer id")
+        self.answers: dict[str, tuple[str, int]] = {}
+        """Id to the answer and the line it is on."""
+        for line, row in rows:
+            key = str(row.get("id", "")).strip()
+            answer = str(row.get("answer", "")).strip()
+            if not key:
+                raise InputError(path, "missing", line=line, field="id")
+            if repeated.admit(key, answer, path, line, field="answer"):
+                self.answers[key] = (answer, line)
+        self.dropped = repeated.dropped
+        """Rows dropped as identical repeats of an earlier id."""
+        self._used: set[str] = set()
+
+    def apply(self, item: Item) -> Item:
+        """`item` with its answer from the file (by its id, or the id its source gave it)."""
         source = item.meta.get("source_id")
-        if source is not None and str(source) != item.id:
-            index.setdefault(str(source), []).append(position)
-    repeated = RepeatedIds("answer id")
-    for line, row in rows:
-        key = str(row.get("id", "")).strip()
-        answer = str(row.get("answer", "")).strip()
-        if not key:
-            raise InputError(path, "missing", line=line, field="id")
-        if not repeated.admit(key, answer, path, line, field="answer"):
-            continue
-        if key not in index:
-            raise InputError(path, f"no item with id '{key}' in the dataset", line=line, field="id")
-        for position in index[key]:
-            item = items[position]
+        keys = [item.id] if source is None or str(source) == item.id else [item.id, str(source)]
+        for key in keys:
+            found = self.answers.get(key)
+            if found is None:
+                continue
+            answer, line = found
             problem = _problem(item, answer)
             if problem:
                 raise InputError(
-                    path, f"{problem} for {item.task} item '{key}'", line=line, field="answer"
+                    self.path, f"{problem} for {item.task} item '{key}'", line=line, field="answer"
                 )
-            items[position] = item.model_copy(update={"answer": answer})
-    return repeated.dropped
+            self._used.add(key)
+            item = item.model_copy(update={"answer": answer})
+        return item
+
+    def check_all_used(self) -> None:
+        """Refuse the file when an id in it matched no item (call after the last item)."""
+        unused = [(line, key) for key, (_, line) in self.answers.items() if key not in self._used]
+        if unused:
+            line, key = min(unused)
+            raise InputError(
+                self.path, f"no item with id '{key}' in the dataset", line=line, field="id"
+            )
+
+
+def apply_answer_file(items: list[Item], path: Path) -> list[dict[str, Any]]:
+    """Fill in gold answers from `path`; returns the rows dropped as identical repeats."""
+    answers = AnswerFile(path)
+    items[:] = [answers.apply(item) for item in items]
+    answers.check_all_used()
+    return answers.dropped

@@ -70,7 +70,7 @@ def export_run(run: Path, to: ExportFormat, out: Path, license: str | None = Non
     folder, manifest = _build_manifest(run)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise InputError(out, "already exists; name a new folder")
-    dataset = read_items(folder)
+    dataset = read_items(folder).load()
     counts = _check_counts(dataset.items, manifest, folder)
     licence = license or str(getattr(manifest, "license", None) or "unknown")
     out.parent.mkdir(parents=True, exist_ok=True)
