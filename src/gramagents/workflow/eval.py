@@ -28,8 +28,8 @@ from ..runtime.memory import collected_every, long_lived
 from ..runtime.paths import default_cache_path
 from ..runtime.retry import RetryPolicy
 from ..runtime.rundir import RunFolder, iter_jsonl, now_iso, repair_jsonl
-from ..sources.answers import apply_answer_file
-from ..sources.datasets import Dataset, read_dataset
+from ..sources.answers import AnswerFile
+from ..sources.datasets import Dataset, open_dataset
 from ..sources.duplicates import summary
 from ..tasks import TaskSpec
 from ..templates import PromptTemplate, load_prompt
@@ -52,7 +52,7 @@ class EvalOptions:
     """Gold answers for items whose dataset carries none (CSV `id,answer` or JSONL)."""
     run_dir: Path | None = None
     limit: int | None = None
-    """At most this many items per task."""
+    """At most this many questions per task, sampled with `seed` (workflow/selection.py)."""
     seed: int = 1234
     concurrency: int = 16
     use_cache: bool = True
@@ -200,13 +200,14 @@ async def run_eval(
 
 
 def _read(dataset_path: str | Path, options: EvalOptions) -> tuple[Dataset, Selection]:
-    dataset = read_dataset(dataset_path, options.fmt)
-    if options.answers is not None:
-        dataset.duplicates += apply_answer_file(dataset.items, options.answers)
+    dataset = open_dataset(dataset_path, options.fmt)
+    answers = AnswerFile(options.answers) if options.answers is not None else None
+    selection = select_items(dataset, options.limit, options.seed, answers)  # one streamed pass
+    if answers is not None:
+        dataset.duplicates += answers.dropped
         dataset.digest = hashlib.sha256(
-            (dataset.digest + file_hash(options.answers)).encode()
+            (dataset.digest + file_hash(answers.path)).encode()
         ).hexdigest()
-    selection = select_items(dataset, options.limit)
     selection.conditioning = pair_conditionings(
         dataset, selection.items, selection.tasks, selection.pair_tasks, options.conditioning
     )
@@ -266,6 +267,7 @@ def _eval_manifest(
             "items": len(selection.items),
             **dataset.info,
             "duplicates": summary(dataset.duplicates),
+            **({"sample": selection.sampling} if selection.sampling else {}),
         },
         tasks=selection.per_task,
         conditioning=selection.conditioning,
