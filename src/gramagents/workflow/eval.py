@@ -454,4 +454,7 @@ def _finish(
     if view:
         from ..report.view import write_view
 
-        write_view([folder.path], summary=summary, sections=files)
+        # a folder this invocation made holds records of `items` only: no need to read the
+        # dataset again for the viewer
+        given = items if folder.created else None
+        write_view([folder.path], summary=summary, sections=files, items=given)

@@ -183,7 +183,7 @@ def stream_items(path: Path, repeats: bool = False) -> Iterator[Item]:
 
 
 def joined_items(
-    manifest: RunManifest, store: RecordStore
+    manifest: RunManifest, store: RecordStore, given: list[Item] | None = None
 ) -> tuple[Iterator[JoinedItem], str | None]:
     """Every item in the run's scope with its records, and why the dataset is unreadable.
 
@@ -192,17 +192,20 @@ def joined_items(
     An item is in scope when it has a record, or, in a run that took every item of its tasks
     (no `--limit` sample in the manifest), is among the first `manifest.tasks[task]` items of
     its task, so that items not answered yet are listed too. An id is shown once.
+
+    `given`: the run's items as the eval that just ran them has them (all in scope), so that
+    its dataset need not be read again.
     """
-    items, problem = dataset_items(manifest)
+    items, problem = (iter(given), None) if given is not None else dataset_items(manifest)
     sampled = bool((manifest.dataset or {}).get("sample"))
 
     def generate() -> Iterator[JoinedItem]:
-        quota = {} if sampled else dict(manifest.tasks)
+        quota = {} if sampled or given is not None else dict(manifest.tasks)
         shown: set[str] = set()  # the run's items only: a sample of a large file stays small
         for item in items:
             records = store.records(item.id)
             left = quota.get(item.task, 0)
-            if (records or left > 0) and item.id not in shown:
+            if (records or left > 0 or given is not None) and item.id not in shown:
                 shown.add(item.id)
                 quota[item.task] = left - 1
                 yield JoinedItem(item.id, item.task, item, records)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import RunError
-from ...records import RunManifest
+from ...records import Item, RunManifest
 from ...runtime.rundir import write_atomic
 from ..runs import open_run_folder
 from ..summary import Summary, SummaryBuilder
@@ -50,6 +50,8 @@ class Run:
     summary: Summary | None = None
     sections: dict[str, list[str]] | None = None
     """The lines of its sections that write files, when the report just ran them."""
+    items: list[Item] | None = None
+    """An eval's items in scope, when the eval that just ran them hands them over."""
 
 
 @dataclass
@@ -84,11 +86,14 @@ def write_view(
     summary: Summary | None = None,
     sections: dict[str, list[str]] | None = None,
     force: bool = False,
+    items: list[Item] | None = None,
 ) -> SiteResult:
     """Write the site of one or more runs into `out` (default: see `default_out`).
 
     `summary` is the first run's summary, and `sections` the lines of its sections that write
-    files, when the caller has them at hand (an eval at its end, from `write_eval_report`).
+    files, when the caller has them at hand (an eval at its end, from `write_eval_report`);
+    `items` the first run's items in scope, when every record of the run is of one of them
+    (the dataset is then not read again).
 
     Raises:
         RunError: `out` is a file, or a folder with files of its own (not a run folder, not a
@@ -97,6 +102,8 @@ def write_view(
     runs = [open_run(Path(p), f"run{i}") for i, p in enumerate(paths)]
     if summary is not None and runs[0].manifest.kind == "eval":
         runs[0].summary, runs[0].sections = summary, sections
+    if runs[0].manifest.kind == "eval":
+        runs[0].items = items
     out = Path(out) if out is not None else default_out([r.path for r in runs])
     check_out(out, force)
     out.mkdir(parents=True, exist_ok=True)
@@ -204,7 +211,7 @@ def _eval_data(run: Run, data: Path) -> dict[str, Any]:
             writer = ShardWriter(
                 data / "items", f"{run.key}/items", presenter.facet_names(manifest.tasks), flags
             )
-            items, problem = joined_items(manifest, store)
+            items, problem = joined_items(manifest, store, run.items)
             builder = SummaryBuilder() if run.summary is None else None
             write_eval_items(writer, presenter, items, builder)
             if builder is not None:  # the same records, counted as they went by
