@@ -47,7 +47,7 @@ def safe_name(text: str, taken: set[str] | None = None, limit: int = SAFE_NAME_B
     name = _UNSAFE.sub("_", text).strip("._ ")
     if name.split(".")[0].casefold() in _RESERVED:
         name = f"_{name}"
-    if name != text or len(name.encode("utf-8")) > limit:
+    if not name or name != text or len(name.encode("utf-8")) > limit:
         digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
         name = f"{_cut(name, limit - 11)}-{digest}" if name else digest
     if taken is None:

@@ -9,7 +9,6 @@ and where the id was first seen.
 
 from __future__ import annotations
 
-import hashlib
 from array import array
 from collections.abc import Callable
 from pathlib import Path
@@ -82,6 +81,9 @@ def describe(recorded: dict[str, Any] | None, shown: int = 20) -> list[str]:
     ]
 
 
+_MASK = (1 << 64) - 1
+
+
 class StreamedRepeats:
     """Repeated ids in a file read as a stream, found with a few bytes per record.
 
@@ -99,8 +101,9 @@ class StreamedRepeats:
 
     def note(self, key: str, line: int, offset: int) -> None:
         """A record with id `key` on `line`, starting at byte `offset` of the file."""
-        digest = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-        self._ids.append(int.from_bytes(digest, "little"))
+        # The process's own string hash: hashes are only compared within this pass, and ids
+        # whose hashes meet are read back and compared as they are.
+        self._ids.append(hash(key) & _MASK)
         self._lines.append(line)
         self._offsets.append(offset)
 

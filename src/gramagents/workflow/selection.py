@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -27,7 +26,7 @@ from typing import Any
 
 from ..errors import GramagentsError, InputError
 from ..records import Item
-from ..resources import ResourceRefused, relative_name
+from ..resources import Kind, ResourceRefused, relative_name
 from ..runtime.memory import collector_paused
 from ..sources.answers import AnswerFile
 from ..sources.datasets import Dataset
@@ -39,7 +38,6 @@ METHOD = (
     "questions (meta.question, else the item) ranked by a hash of the seed and the question, "
     "spread over each task's categories and, within them, its source files"
 )
-_PLACE_IN_FILE = re.compile(r"(#.*|:\d+)$")
 SOURCE_KEYS = ("source_file", "file", "source", "tree")
 """Item metadata that names the file an item came from (`file:line` and `file#n` read as
 `file`); provenance's first source row is used where none is given."""
@@ -98,7 +96,9 @@ def _source_file(meta: dict[str, Any]) -> str:
         if isinstance(value, list) and value and isinstance(value[0], dict):
             value = value[0].get("path")
         if isinstance(value, str) and value:
-            return _PLACE_IN_FILE.sub("", value)
+            name = value.partition("#")[0]  # `file#tree`
+            head, colon, tail = name.rpartition(":")  # `file:line`
+            return head if colon and tail.isdigit() else name
     provenance = meta.get("provenance")
     if isinstance(provenance, dict):
         rows = provenance.get("source")
@@ -182,12 +182,30 @@ def _take(strata: dict[tuple[str, str], _Stratum], limit: int) -> list[Kept]:
 
 
 @lru_cache(maxsize=1024)
-def _template_refusal(name: str) -> str | None:
+def _refusal(kind: Kind, name: str) -> str | None:
+    """Why a resource an item names is refused (outside the resource folders), if it is."""
     try:
-        relative_name("prompts", name)
+        relative_name(kind, name)
     except ResourceRefused as exc:
         return exc.why
     return None
+
+
+def _check_names(dataset: Dataset, line: int | None, item: Item) -> None:
+    """Refuse an item whose template or rubric names a file outside the resource folders."""
+    named = [("prompts", "prompt.template", item.prompt.template)]
+    rubric = item.meta.get("rubric")
+    if isinstance(rubric, str) and rubric:
+        named.append(("rubrics", "meta.rubric", rubric))
+    for kind, field_name, name in named:
+        refused = _refusal(kind, name)  # type: ignore[arg-type]
+        if refused is not None:
+            raise InputError(
+                dataset.path,
+                f"{kind[:-1]} '{name}' (item '{item.id}') {refused}",
+                line=line,
+                field=field_name,
+            )
 
 
 def _stream(
@@ -203,10 +221,7 @@ def _stream(
                 item = answers.apply(item)
             spec = tasks.get(item.task) or _spec(dataset, line, item)
             tasks[item.task] = spec
-            refused = _template_refusal(item.prompt.template)
-            if refused is not None:
-                where = f"template '{item.prompt.template}' (item '{item.id}') {refused}"
-                raise InputError(dataset.path, where, line=line, field="prompt.template")
+            _check_names(dataset, line, item)
             if sampler is None:
                 kept.append((position, line, item))
             else:
