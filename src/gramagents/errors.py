@@ -25,6 +25,7 @@ class InputError(GramagentsError):
         self.path = str(path)
         self.line = line
         self.field = field
+        message = " ".join(message.splitlines())  # one line, whatever the data quoted in it
         self.message = message
         where = self.path if line is None else f"{self.path}:{line}"
         what = f"field '{field}': {message}" if field else message
