@@ -105,6 +105,7 @@ def build_gec_banks(
                     "language": point.language,
                     "position": position,
                     "pair_id": pair.id,
+                    "question": pair.id,  # asked in every bank: --limit takes it in all
                     "provenance": pair.provenance.model_dump(mode="json"),
                 }
                 if isinstance(params := tasks[task_name], PairParams):
