@@ -163,6 +163,32 @@ def test_a_gec_build_writes_every_item_s_m2_file_inside_the_run(tmp_path, monkey
     assert {p.name for p in (work / "run" / "m2").iterdir()} == files | {"index.json"}
 
 
+def test_hostile_item_ids_and_model_labels_name_no_file_of_an_eval(tmp_path):
+    import asyncio
+
+    from gramagents.models.scripted import ScriptedBackend
+    from gramagents.workflow.eval import EvalOptions, run_eval
+
+    ScriptedBackend.register("../../../up", lambda request: "T")
+    items = [
+        {"id": key, "task": "SINGLE-T", "prompt": {"template": "raw.md", "vars": {"text": "?"}},
+         "answer": "T", "meta": {"category": key, "source": f"{key}:1"}}
+        for key in HOSTILE_IDS
+    ]  # fmt: skip
+    dataset = tmp_path / "data" / "d.jsonl"
+    dataset.parent.mkdir()
+    dataset.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items), "utf-8")
+    run = tmp_path / "work" / "run"
+    options = EvalOptions(models=["scripted:../../../up"], run_dir=run, limit=3, seed=2)
+    assert asyncio.run(run_eval(dataset, options)).manifest.status == "complete"
+    written = {p.relative_to(tmp_path).parts[0] for p in tmp_path.rglob("*") if p.is_file()}
+    assert written <= {"data", "work", "cache.sqlite", "cache.sqlite-wal", "cache.sqlite-shm"}
+    assert {p.name for p in run.iterdir()} == {
+        "manifest.json", "responses.jsonl", "scores.jsonl", "summary.json", "report.md",
+        "report.html", "view",
+    }  # fmt: skip
+
+
 # --- credentials ---------------------------------------------------------------------------------
 
 
