@@ -76,8 +76,9 @@ class Dataset:
         if self.stream is not None:
             rows = list(self.rows())
             dropped = self.repeated_lines()
-            self.items = [item for line, item in rows if line not in dropped]
-            self.lines = {item.id: line for line, item in rows if line is not None}
+            kept = [(line, item) for line, item in rows if line not in dropped]
+            self.items = [item for _, item in kept]
+            self.lines = {item.id: line for line, item in kept if line is not None}
             self.stream = None
         return self
 
