@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gramagents.cli import add_recipe_commands, app
+from gramagents.records import RunManifest
 
 from .conftest import ROOT
 
@@ -43,6 +44,15 @@ MC = {
     "ques_answer": "A",
 }
 RUBRIC = (ROOT / "rubrics" / "text-writing.md").read_text(encoding="utf-8")
+MANIFEST = (
+    RunManifest(run_id="r", kind="eval", command=[], models=[], seed=1).model_dump_json().encode()
+)
+DEEP = (
+    b'{"id": "a1", "task": "SINGLE-T", "prompt": {"template": "raw.md"}, "meta": '
+    + b"[" * 200_000
+    + b"]" * 200_000
+    + b"}\n"
+)
 TREE = "( (S (NP (PRP She)) (VP (MD can) (VP (VB swim))) (. .)) )\n"
 
 
@@ -215,6 +225,53 @@ CASES = [
         evaluate("d.jsonl"),
         ["d.jsonl:1:"],
     ),
+    Case(
+        "dataset-template-absolute-path",
+        {
+            "d.jsonl": jsonl(
+                GOOD_ITEM, {**GOOD_ITEM, "id": "a2", "prompt": {"template": "/etc/hostname"}}
+            )
+        },
+        evaluate("d.jsonl"),
+        ["d.jsonl:2:", "field 'prompt.template'", "outside"],
+    ),
+    Case(
+        "dataset-template-parent-path",
+        {
+            "d.jsonl": jsonl({**GOOD_ITEM, "prompt": {"template": "../../secret.env"}}),
+            "secret.env": b"OPENAI_API_KEY=sk-never-sent\n",
+        },  # fmt: skip
+        evaluate("d.jsonl"),
+        ["d.jsonl:1:", "field 'prompt.template'", "'..'"],
+    ),
+    Case(
+        "dataset-nested-200000-deep",
+        {"d.jsonl": DEEP},
+        evaluate("d.jsonl"),
+        ["d.jsonl:1:", "nested more than 200 levels"],
+    ),
+    Case(
+        "dataset-lone-surrogate",
+        {
+            "d.jsonl": jsonl(GOOD_ITEM)
+            + b'{"id": "a2", "task": "SINGLE-T", "prompt": {"template": "raw.md", '
+            b'"vars": {"text": "x\\ud800y"}}}\n'
+        },  # fmt: skip
+        evaluate("d.jsonl"),
+        ["d.jsonl:2:", "field 'prompt.vars.text'", "unpaired surrogate"],
+    ),
+    Case(
+        "items-yaml-nested-5000-deep",
+        {"i.yaml": b"- id: G01\n  level: A1\n  notes: " + b"[" * 5000 + b"]" * 5000 + b"\n"},
+        build("gec", "i.yaml"),
+        ["i.yaml", "nested more than 200 levels"],
+    ),
+    Case(
+        "items-yaml-lone-surrogate",
+        {"i.yaml": b'- id: G01\n  level: A1\n  name: "be \\ud800"\n'},
+        build("gec", "i.yaml"),
+        ["i.yaml:3:", "name", "unpaired surrogate"],
+    ),
     # --- EduEval exam JSONL ---
     Case(
         "exam-invalid-json-middle",
@@ -358,6 +415,24 @@ CASES = [
         evaluate("d.jsonl"),
         ["127.0.0.1:9"],
     ),
+    Case(
+        "spec-secret-option-not-echoed",
+        {"d.jsonl": jsonl(GOOD_ITEM)},
+        evaluate("d.jsonl", model="openai:m@http://127.0.0.1:9/v1?api_key=sk-planted-0123456789"),
+        ["api_key", "***"],
+    ),
+    Case(
+        "spec-password-in-url-not-echoed",
+        {"d.jsonl": jsonl(GOOD_ITEM)},
+        evaluate("d.jsonl", model="openai:m@http://user:PASSWORD@127.0.0.1:9/v1"),
+        ["http://***@127.0.0.1:9"],
+    ),
+    Case(
+        "view-out-foreign-folder",
+        {"mine/notes.txt": b"my own notes\n", "run/manifest.json": MANIFEST},
+        ["view", "run", "--out", "mine"],
+        ["--out mine: holds files", "--force"],
+    ),
     # --- treebanks ---
     Case(
         "treebank-unbalanced",
@@ -418,5 +493,6 @@ def test_a_malformed_input_is_one_line_exit_2_and_nothing_written(case, tmp_path
     assert len(lines[0]) < 600  # a 10 MB line is not echoed
     for word in case.says:
         assert word in lines[0], lines[0]
+    assert "PASSWORD" not in result.output and "planted" not in result.output
     assert "Traceback" not in result.output
     assert snapshot(work) == before  # no run folder, no partial output

@@ -23,7 +23,7 @@ import pytest
 
 from gramagents.models.scripted import ScriptedBackend
 from gramagents.recipes.grammar_book import reader as book_reader
-from gramagents.recipes.grammar_book.report import slug
+from gramagents.recipes.grammar_book.report import translation_stem
 from gramagents.records import ChatRequest
 from gramagents.workflow.build import BuildOptions, import_review, run_build
 from gramagents.workflow.eval import EvalOptions, run_eval
@@ -449,7 +449,7 @@ def test_translation_scores_equal_sacrebleus_command_line_on_the_same_files(eval
                if r["task"] == "GB-TRANSLATE"}  # fmt: skip
     cli = Path(sys.executable).parent / "sacrebleu"
     for model in MODELS:
-        stem = evaluated / "grammar-book" / "translations" / f"{slug(model)}.into"
+        stem = evaluated / "grammar-book" / "translations" / translation_stem(model, "into")
         out = subprocess.run(
             [str(cli), f"{stem}.ref.txt", "-i", f"{stem}.hyp.txt", "-m", "bleu", "chrf",
              "--chrf-word-order", "2", "-b", "-w", "4"],
@@ -551,7 +551,9 @@ def test_the_embedded_model_at_two_decoding_settings_is_evaluated_on_the_banks(b
     for name in ("degradation.svg", "correlation.svg"):
         assert (folder / name).read_text(encoding="utf-8").startswith("<svg")
     assert {p.name for p in (folder / "translations").iterdir()} == {
-        f"{slug(m)}.into.{part}.txt" for m in models for part in ("src", "hyp", "ref")
+        f"{translation_stem(m, 'into')}.{part}.txt"
+        for m in models
+        for part in ("src", "hyp", "ref")
     }
     report = (tmp_path / "e" / "report.md").read_text(encoding="utf-8")
     for heading in ("Grammar-book Table 3 layout", "Figure 4 layout", "## Translation",

@@ -19,7 +19,7 @@ from gramagents.recipes.gec.m2 import read_m2_file
 from gramagents.recipes.pairs.climp import read_climp
 from gramagents.recipes.pairs.reader import read_blimp
 from gramagents.scoring.extract import Extraction, extract, known_chains
-from gramagents.sources.datasets import read_items
+from gramagents.sources.datasets import read_dataset
 
 QUICK = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -41,6 +41,10 @@ FRAGMENTS = [
     "S I is here .",
     "A 1 2|||R:VERB|||am|||REQUIRED|||-NONE-|||0",
     "A -1 -1|||noop|||-NONE-|||REQUIRED|||-NONE-|||0",
+    '{"id": "a", "task": "SINGLE-T", "prompt": {"template": "raw.md", "vars": {"t": "\\ud800"}}}',
+    '{"id": "1", "name": "\\udfff", "category": "c", "level": 1}',
+    '{"id": "a", "meta": ' + "[" * 300 + "]" * 300 + "}",
+    "[" * 300,
     "",
     "\ufeff",
     "{",
@@ -57,7 +61,7 @@ READERS = [
     ("table.jsonl", read_grammar_table),
     ("table.csv", read_grammar_table),
     ("items.jsonl", read_grammar_items),
-    ("dataset.jsonl", read_items),
+    ("dataset.jsonl", read_dataset),
     ("pairs.jsonl", read_blimp),
     ("pairs.csv", read_climp),
     ("1-1-SINGLE-T.csv", read_released),

@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 
 from .errors import GramagentsError
+from .redact import RedactingFilter, redact
 
 T = TypeVar("T")
 
@@ -80,9 +81,14 @@ ResumeChanged = Annotated[
 
 
 def fail(exc: GramagentsError) -> typer.Exit:
-    """Print a user error as one line on stderr; the exit carries its code."""
-    print(f"error: {exc}", file=sys.stderr)
+    """Print a user error as one line on stderr (credentials masked); the exit carries its code."""
+    print(redact(f"error: {exc}"), file=sys.stderr)
     return typer.Exit(exc.exit_code)
+
+
+def _command() -> list[str]:
+    """The command line as runs record it: credentials in it masked."""
+    return [redact(arg) for arg in sys.argv]
 
 
 def _say(text: str) -> None:
@@ -140,7 +146,7 @@ def build(
         seed=seed,
         concurrency=concurrency,
         use_cache=not no_cache,
-        command=sys.argv,
+        command=_command(),
         resume_changed=resume_changed.value,
     )
     result = _run(run_build(recipe, options, _progress()))
@@ -207,7 +213,7 @@ def evaluate(
         seed=seed if seed is not None else 1234,
         concurrency=concurrency,
         use_cache=not no_cache,
-        command=sys.argv,
+        command=_command(),
         judge=judge,
         conditioning=conditioning,
         resume_changed=resume_changed.value,
@@ -316,12 +322,20 @@ def view(
         bool, typer.Option("--serve", help="Serve the site on 127.0.0.1 until interrupted.")
     ] = False,
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port for --serve (0: any).")] = 0,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Write into an --out folder that holds other files (its "
+            "report.html and view/ are replaced).",
+        ),
+    ] = False,
 ) -> None:
     """Write a run viewer people can browse: overview, charts, every item and its answers."""
     from .report.view import write_view
 
     try:
-        result = write_view(runs, out)
+        result = write_view(runs, out, force=force)
     except GramagentsError as exc:
         raise fail(exc) from None
     items = ", ".join(f"{run} {n:,} items" for run, n in result.items.items())
@@ -397,7 +411,7 @@ def rubric_check(
     from .judging.rubric import find_rubric
 
     try:
-        loaded = find_rubric(rubric)
+        loaded = find_rubric(rubric, user_named=True)
     except GramagentsError as exc:
         raise fail(exc) from None
     lo, hi = (f"{v:g}" for v in loaded.scale)
@@ -424,6 +438,8 @@ def main() -> None:
     """Console-script entry point."""
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     logging.basicConfig(format="%(message)s", level=logging.WARNING)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RedactingFilter())
     logging.getLogger("gramagents").setLevel(logging.INFO)
     add_recipe_commands()
     app()

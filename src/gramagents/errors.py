@@ -25,6 +25,7 @@ class InputError(GramagentsError):
         self.path = str(path)
         self.line = line
         self.field = field
+        message = " ".join(message.splitlines())  # one line, whatever the data quoted in it
         self.message = message
         where = self.path if line is None else f"{self.path}:{line}"
         what = f"field '{field}': {message}" if field else message
@@ -35,8 +36,10 @@ class SpecError(GramagentsError):
     """A model spec string that cannot be understood."""
 
     def __init__(self, spec: str, message: str) -> None:
-        self.spec = spec
-        super().__init__(f"--model '{spec}': {message}")
+        from .redact import redact
+
+        self.spec = redact(spec)
+        super().__init__(redact(f"--model '{spec}': {message}"))
 
 
 class BackendUnavailable(GramagentsError):

@@ -115,6 +115,8 @@ def split_front_matter(text: str, path: Path) -> tuple[dict[str, Any], str, int]
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else 1
         raise InputError(path, f"front matter is not valid YAML ({exc})", line=line) from None
+    except RecursionError:
+        raise InputError(path, "front matter is nested too deeply", line=2) from None
     if not isinstance(meta, dict):
         raise InputError(path, "front matter must be a mapping", line=2)
     body_line = text[: end + 5].count("\n") + 1
@@ -203,7 +205,12 @@ def _load_body(path: Path, digest: str) -> Any:
 
 
 def load_prompt(name: str) -> PromptTemplate:
-    """Load the template `name` (relative to `prompts/`), user copies first."""
+    """Load the template `name` (relative to `prompts/`), user copies first.
+
+    Raises:
+        resources.ResourceRefused: `name` leads outside the prompt folders.
+        GramagentsError: No prompt folder has it.
+    """
     path = resources.find("prompts", name)
     template = _load(path, resources.file_hash(path), name)
     base_name = template.meta.get("base")
@@ -211,6 +218,8 @@ def load_prompt(name: str) -> PromptTemplate:
         return template
     try:
         base_path = resources.find("prompts", base_name)
+    except resources.ResourceRefused as exc:
+        raise InputError(path, f"template '{base_name}' {exc.why}", line=2, field="base") from None
     except GramagentsError:
         raise InputError(path, f"template '{base_name}' not found", line=2, field="base") from None
     base_digest = resources.file_hash(base_path)

@@ -307,24 +307,27 @@ def available_rubrics() -> list[str]:
     return sorted(names)
 
 
-def find_rubric(name_or_path: str | Path) -> Rubric:
-    """Load a rubric given as a file path or as a bare id such as `text-writing`.
+def find_rubric(name_or_path: str | Path, user_named: bool = False) -> Rubric:
+    """Load a rubric given as a bare id such as `text-writing`, or as a path.
 
     A bare id is looked up as `rubrics/<id>.md`, in the working directory first and in the
-    packaged rubrics second.
+    packaged rubrics second; a path (`rubrics/mine.md`) only inside those folders, since the
+    names come from tasks and items. `user_named`: the user typed the path on the command line,
+    so a file anywhere is read as given.
 
     Raises:
-        GramagentsError: No such rubric (the message lists those available).
+        GramagentsError: No such rubric (the message lists those available), or one named
+            outside the rubric folders (`resources.ResourceRefused`).
         InputError: The rubric file is malformed.
     """
     direct = Path(name_or_path)
-    if direct.is_file():
+    if user_named and direct.is_file():
         return load_rubric(direct)
     name = str(name_or_path)
     path_like = name.endswith(".md") or "/" in name or "\\" in name
     try:
         return load_rubric(resources.find("rubrics", name if path_like else f"{name}.md"))
-    except InputError:
+    except (InputError, resources.ResourceRefused):
         raise
     except GramagentsError:
         if path_like:

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..errors import BackendUnavailable, GramagentsError, SpecError
 from ..records import ChatRequest, Generation, Loglikelihood, LoglikelihoodRequest
+from ..redact import redact
 from ..runtime.retry import ErrorKind, call_with_retries
 from .base import Backend, BackendSettings
 from .conditioning import scoring_text
@@ -79,10 +80,11 @@ def retry_after(exc: BaseException) -> float | None:
 
 
 def _describe(exc: BaseException) -> str:
+    """One line saying what went wrong, without any credential the client's text shows."""
     if isinstance(exc, ApiError):
-        return str(exc)
+        return redact(str(exc))
     text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+    return redact(f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__)
 
 
 class OpenAIBackend(Backend):
@@ -99,6 +101,8 @@ class OpenAIBackend(Backend):
             raise SpecError(spec.raw, "openai: needs a model name, e.g. openai:gpt-4o-mini")
         self.model_name = spec.target
         self.base_url = spec.base_url or OPENAI_URL
+        self._url = redact(self.base_url)
+        """The base URL as messages show it (credentials masked)."""
         timeout = spec.option("timeout")
         try:
             self.timeout = float(timeout) if timeout else settings.request_timeout
@@ -120,7 +124,7 @@ class OpenAIBackend(Backend):
         key = os.environ.get(key_env)
         if spec.base_url is None and not key:
             raise GramagentsError(
-                f"--model '{spec.raw}': the OpenAI API needs {key_env} set "
+                f"--model '{spec.label}': the OpenAI API needs {key_env} set "
                 "(or give a server: openai:MODEL@http://HOST:PORT/v1)"
             )
         self._api_key = key or "EMPTY"
@@ -186,12 +190,12 @@ class OpenAIBackend(Backend):
             status = await call_with_retries(probe, policy, classify, retry_after)
         except Unreachable as exc:
             raise BackendUnavailable(
-                f"--model '{self.spec.raw}': cannot reach {self.base_url} after "
+                f"--model '{self.spec.label}': cannot reach {self._url} after "
                 f"{policy.max_attempts} attempts ({exc})"
             ) from None
         if status in (401, 403):
             raise BackendUnavailable(
-                f"--model '{self.spec.raw}': {self.base_url} refused the API key (HTTP {status})"
+                f"--model '{self.spec.label}': {self._url} refused the API key (HTTP {status})"
             )
 
     def payload(self, request: ChatRequest) -> dict[str, Any]:
@@ -234,11 +238,11 @@ class OpenAIBackend(Backend):
             except Exception as exc:  # noqa: BLE001 - sorted below
                 if classify(exc) is ErrorKind.FATAL:
                     raise BackendUnavailable(
-                        f"--model '{self.spec.raw}': {_describe(exc)}"
+                        f"--model '{self.spec.label}': {_describe(exc)}"
                     ) from None
                 if isinstance(exc, Unreachable):
                     raise BackendUnavailable(
-                        f"--model '{self.spec.raw}': lost the connection to {self.base_url} "
+                        f"--model '{self.spec.label}': lost the connection to {self._url} "
                         f"({_describe(exc)}); re-run the same command to resume"
                     ) from None
                 return Generation(error=_describe(exc), latency_s=time.perf_counter() - started)
@@ -287,16 +291,16 @@ class OpenAIBackend(Backend):
                 self.stats.failed += 1
                 if kind is ErrorKind.FATAL:
                     raise BackendUnavailable(
-                        f"--model '{self.spec.raw}': {_describe(exc)}"
+                        f"--model '{self.spec.label}': {_describe(exc)}"
                     ) from None
                 raise BackendUnavailable(
-                    f"--model '{self.spec.raw}': scoring a sentence on {self.base_url} failed "
+                    f"--model '{self.spec.label}': scoring a sentence on {self._url} failed "
                     f"({_describe(exc)}); re-run the same command to resume"
                 ) from None
 
     def _no_logprobs(self, reason: str) -> BackendUnavailable:
         return BackendUnavailable(
-            f"--model '{self.spec.raw}': {self.base_url}/completions gives no log-probabilities "
+            f"--model '{self.spec.label}': {self._url}/completions gives no log-probabilities "
             f"of the prompt ({reason}); minimal pairs need a server that answers echo with "
             "logprobs (vLLM, SGLang)"
         )

@@ -7,6 +7,8 @@
                            &echo_max_tokens=1|0&prefix=TEXT]``
 
 Options after ``?`` are ``key=value`` pairs joined by ``&``; each backend says which it takes.
+A spec is written and printed only in its display form (`ModelSpec.label`), with credentials
+(``user:password@`` in the URL, options such as ``api_key``) shown as ``***``.
 Every backend also takes the decoding options (``temperature``, ``top_p``, ``seed``,
 ``max_tokens``): they replace the task's (or agent's) decoding for that model, so one model at
 two decoding settings is two specs, e.g. ``smollm2`` and ``smollm2?temperature=0.8&seed=1``.
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qsl
 
 from ..errors import SpecError
+from ..redact import redact
 
 DECODING_OPTIONS: dict[str, type] = {
     "temperature": float,
@@ -56,22 +59,23 @@ class ModelSpec:
 
     @property
     def label(self) -> str:
-        """The name records and reports use for this model.
+        """The name records, reports, logs and errors use: the spec without its endpoint, redacted.
 
         The spec without its endpoint and transport options, so that the same model asked on
         another port is the same model: `openai:m@http://h:8000/v1?timeout=5&temperature=0.8`
         is `openai:m?temperature=0.8`; the endpoint is recorded beside the name (`endpoint`).
+        Credentials (options such as `api_key`) show as `***`.
         """
         body, _, query = self.raw.partition("?")
         if self.base_url is not None:
             body = body[: body.index("@http")]
         kept = [p for p in query.split("&") if p and p.partition("=")[0] not in TRANSPORT_OPTIONS]
-        return body + ("?" + "&".join(kept) if kept else "")
+        return redact(body + ("?" + "&".join(kept) if kept else ""))
 
     @property
     def endpoint(self) -> str | None:
-        """The server the model is asked on, when the spec names one."""
-        return self.base_url
+        """The server the model is asked on, when the spec names one, redacted."""
+        return None if self.base_url is None else redact(self.base_url)
 
     def option(self, name: str, default: str | None = None) -> str | None:
         """Value of option `name`, or `default`."""

@@ -13,6 +13,7 @@ from ..records import BuildManifest
 from ..runtime.rundir import iter_jsonl
 from ..sources.duplicates import describe
 from .markdown import markdown_table
+from .mdtext import Markdown, code_span, md_text
 
 BuildSection = Callable[[BuildManifest], list[str]]
 BUILD_SECTIONS: Registry[BuildSection] = Registry("build report section")
@@ -55,7 +56,7 @@ def _files_lines(files: list[dict[str, Any]], root: str) -> list[str]:
     found = files_table(files, root)
     if found is None:
         return []
-    rows = [*found.rows[:-1], ["**total**", *found.rows[-1][1:]]]
+    rows = [*found.rows[:-1], [Markdown("**total**"), *found.rows[-1][1:]]]
     lines = ["## Source files", "", *markdown_table(found.header, rows), ""]
     if found.reasons:
         lines += ["Why lines were refused (what the rules could not read):", ""]
@@ -106,9 +107,10 @@ def render_build_report(manifest: BuildManifest, folder: Path) -> str:
     lines = [
         f"# Build report: {manifest.run_id}",
         "",
-        f"- recipe: {manifest.recipe}; source `{path}`" + (f" ({described})" if described else ""),
+        f"- recipe: {md_text(manifest.recipe)}; source {code_span(path)}"
+        + (f" ({md_text(described)})" if described else ""),
         f"- agents: {manifest.agents}"
-        + (f" ({', '.join(manifest.models)})" if manifest.models else ""),
+        + (f" ({', '.join(map(md_text, manifest.models))})" if manifest.models else ""),
         f"- {counts.requests_sent} requests sent, {counts.cache_hits} cache hits, "
         f"{counts.failed} failures (`failures.jsonl`)",
         "",
@@ -133,7 +135,12 @@ def render_build_report(manifest: BuildManifest, folder: Path) -> str:
     lines += _review_lines(manifest)
     warnings = (manifest.artifacts or {}).get("warnings")
     if warnings:
-        lines += ["", f"## Warnings ({len(warnings)})", "", *(f"- {w}" for w in warnings[:50])]
+        lines += [
+            "",
+            f"## Warnings ({len(warnings)})",
+            "",
+            *(f"- {md_text(w)}" for w in warnings[:50]),
+        ]
     lines.append("")
     return "\n".join(lines)
 
@@ -143,11 +150,17 @@ def _review_lines(manifest: BuildManifest) -> list[str]:
     if not manifest.review:
         return []
     lines: list[str] = []
-    lines += [f"Review file: `{manifest.review.get('file')}` ({manifest.review.get('rows')} rows)."]
+    lines += [
+        f"Review file: {code_span(manifest.review.get('file'))} "
+        f"({manifest.review.get('rows')} rows)."
+    ]
     decisions = manifest.review.get("decisions")
     if decisions:
         listed = ", ".join(f"{n} {d}" for d, n in decisions.items())
-        lines += [f"Decisions imported from `{manifest.review.get('imported_from')}`: {listed}."]
+        lines += [
+            f"Decisions imported from {code_span(manifest.review.get('imported_from'))}: "
+            f"{md_text(listed)}."
+        ]
     validation = manifest.review.get("validation")
     if validation:
         lines += [

@@ -12,6 +12,7 @@ from ..sources.answers import describe_answers
 from ..sources.duplicates import describe
 from .invalid import reason_lines
 from .layouts import LAYOUTS, Layout
+from .mdtext import code_span, md_cell, md_text
 from .summary import Summary, Tally
 
 Section = Callable[[RunManifest, Summary], list[str]]
@@ -45,9 +46,9 @@ def _mean(values: list[float]) -> float | None:
 
 
 def markdown_table(header: list[str], rows: list[list[Any]]) -> list[str]:
-    """The lines of a markdown table (each cell as `str` gives it)."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    """The lines of a markdown table; cells are text (`md_cell`), so data cannot break it."""
+    lines = ["| " + " | ".join(map(md_cell, header)) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(map(md_cell, row)) + " |" for row in rows]
 
 
 def _score(summary: Summary, model: str, task: str) -> float | None:
@@ -118,10 +119,11 @@ def render_report(
     lines = [
         f"# Evaluation report: {manifest.run_id}",
         "",
-        f"- dataset: `{dataset.get('path', '?')}` ({dataset.get('items', '?')} items"
-        + (f", recipe {manifest.recipe}" if manifest.recipe else "")
+        f"- dataset: {code_span(dataset.get('path', '?'))} ({dataset.get('items', '?')} items"
+        + (f", recipe {md_text(manifest.recipe)}" if manifest.recipe else "")
         + ")",
-        f"- models: {', '.join(manifest.models)}",
+        *_sample_lines(dataset.get("sample")),
+        f"- models: {', '.join(map(md_text, manifest.models))}",
         f"- status: {manifest.status}; {counts.items} answers, {counts.requests_sent} requests "
         f"sent, {counts.cache_hits} cache hits, {counts.invalid} invalid, "
         f"{counts.failed} failed",
@@ -145,11 +147,21 @@ def render_report(
         lines += [
             "",
             f"Items without a gold answer (asked and recorded in `responses.jsonl`, "
-            f"not scored; give them with `--answers FILE`): {listed}.",
+            f"not scored; give them with `--answers FILE`): {md_text(listed)}.",
         ]
     lines += _breakdowns(manifest, summary, tasks)
     lines.append("")
     return "\n".join(lines)
+
+
+def _sample_lines(sample: dict[str, Any] | None) -> list[str]:
+    """How `--limit` sampled the items (workflow/selection.py), when it did."""
+    if not sample:
+        return []
+    return [
+        f"- sampled: at most {sample['limit']} questions per task, seed {sample['seed']} "
+        f"({md_text(sample['method'])})"
+    ]
 
 
 def _conditioning_lines(conditioning: dict[str, str]) -> list[str]:
@@ -158,7 +170,7 @@ def _conditioning_lines(conditioning: dict[str, str]) -> list[str]:
         return []
     from ..models.conditioning import DESCRIPTIONS
 
-    tasks = ", ".join(f"{task} `{how}`" for task, how in conditioning.items())
+    tasks = ", ".join(f"{md_text(task)} {code_span(how)}" for task, how in conditioning.items())
     used = "; ".join(
         f"`{how}`: {DESCRIPTIONS.get(how, 'unknown')}" for how in sorted(set(conditioning.values()))
     )
@@ -230,7 +242,7 @@ def _breakdowns(manifest: RunManifest, summary: Summary, tasks: list[str]) -> li
         values = sorted({value for (_, _, value) in groups}, key=_natural)
         if len(values) < 2:
             continue
-        lines += ["", f"## Scores by {key}", ""]
+        lines += ["", f"## Scores by {md_text(key)}", ""]
         table_rows = []
         for model in manifest.models:
             for value in values:

@@ -12,7 +12,7 @@ from pathlib import Path
 from ..records import EvalManifest, RunManifest
 from ..runtime.run import Run
 from .build import render_build_report
-from .markdown import file_sections, render_report
+from .markdown import file_sections, markdown_table, render_report
 from .summary import Summary, summarize
 
 
@@ -79,7 +79,7 @@ def compare_runs(runs: list[Path]) -> str:
         entries.append((manifest, summary))
     if not entries:
         return "No eval runs among the folders given.\n"
-    lines = ["| run | model | " + " | ".join(tasks) + " |", "|---|---|" + "---|" * len(tasks)]
+    rows: list[list[str]] = []
     for manifest, summary in entries:
         for model in manifest.models:
             cells = []
@@ -91,5 +91,5 @@ def compare_runs(runs: list[Path]) -> str:
                     if tally is None or score is None
                     else f"{score:.3f} ({tally.invalid_rate:.2f} inv.)"
                 )
-            lines.append(f"| {manifest.run_id} | {model} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+            rows.append([manifest.run_id, model, *cells])
+    return "\n".join(markdown_table(["run", "model", *tasks], rows)) + "\n"

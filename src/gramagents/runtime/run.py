@@ -68,7 +68,7 @@ def read_manifest(folder: Path) -> RunManifest | None:
         return None
     try:
         return _MANIFESTS.validate_python(_own_fields(json.loads(file.read_bytes())))
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise RunError(f"{file}: unreadable manifest ({_first_error(exc)})") from None
 
 
@@ -299,6 +299,7 @@ class Run:
         *,
         summary: Any = None,
         view: bool = True,
+        items: list[Any] | None = None,
     ) -> None:
         """End a command that changes records: finish the run, or record its failure.
 
@@ -310,10 +311,21 @@ class Run:
                 return
             manifest.status = "partial"
             manifest.reason = describe_failure(failure)
-        self.finish(manifest, summary=summary, view=view and failure is None)
+        self.finish(manifest, summary=summary, view=view and failure is None, items=items)
 
-    def finish(self, manifest: RunManifest, *, summary: Any = None, view: bool = True) -> None:
-        """Rewrite the run's summary and report, its manifest, then its viewer."""
+    def finish(
+        self,
+        manifest: RunManifest,
+        *,
+        summary: Any = None,
+        view: bool = True,
+        items: list[Any] | None = None,
+    ) -> None:
+        """Rewrite the run's summary and report, its manifest, then its viewer.
+
+        `items`: what an eval asked; in a folder this command made they are all its records
+        hold, so the viewer need not read the dataset again.
+        """
         from ..report.runs import write_reports  # the report builds on the runtime, not back
 
         manifest.finished = now_iso()
@@ -324,7 +336,8 @@ class Run:
         if view:
             from ..report.view import write_view
 
-            write_view([self.path], summary=summary, sections=sections)
+            given = items if self.created else None
+            write_view([self.path], summary=summary, sections=sections, items=given)
 
 
 def describe_failure(failure: BaseException) -> str:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
+from pydantic_core import from_json
 
 from ..errors import InputError
 from .duplicates import RepeatedIds
@@ -38,17 +40,92 @@ def read_utf8(path: Path) -> str:
         ) from None
 
 
-def parse_json_line(path: Path, number: int, line: str) -> dict[str, Any]:
-    """The JSON object on line `number` of `path`, or the one-line error saying what is wrong."""
+MAX_DEPTH = 200
+"""Deepest nesting of JSON (and YAML) values a reader takes: deeper values could not be
+written back (serialisers stop at about this depth) and no record needs them."""
+
+
+def parse_json_line(path: Path, number: int, line: str | bytes) -> dict[str, Any]:
+    r"""The JSON object on line `number` of `path`, or the one-line error saying what is wrong.
+
+    Besides syntax, the error names a value nested more than `MAX_DEPTH` deep and a string
+    holding an unpaired surrogate (`"\ud800"`, which no file can store as UTF-8).
+    """
     try:
-        obj = json.loads(line)
+        obj = from_json(line)
+    except ValueError as exc:
+        if "recursion limit" in str(exc):
+            raise InputError(
+                path, f"JSON nested more than {MAX_DEPTH} levels deep", line=number
+            ) from None
+        obj = _loads(path, number, line)  # the standard parser's message says what is wrong
+        check_values(path, obj, line=number)
+    if not isinstance(obj, dict):
+        raise InputError(path, "each line must be a JSON object", line=number)
+    return obj
+
+
+def _loads(path: Path, number: int, line: str | bytes) -> Any:
+    try:
+        return json.loads(line)
     except json.JSONDecodeError as exc:
         raise InputError(
             path, f"invalid JSON ({exc.msg} at column {exc.colno})", line=number
         ) from None
-    if not isinstance(obj, dict):
-        raise InputError(path, "each line must be a JSON object", line=number)
-    return obj
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            path,
+            f"not valid UTF-8 (byte at column {exc.start + 1}); save the file as UTF-8",
+            line=number,
+        ) from None
+    except RecursionError:
+        raise InputError(
+            path, f"JSON nested more than {MAX_DEPTH} levels deep", line=number
+        ) from None
+
+
+def check_values(
+    path: Path, value: Any, line: int | None = None, lines: dict[Any, int] | None = None
+) -> None:
+    """Refuse a parsed value nested deeper than `MAX_DEPTH` or holding an unpaired surrogate.
+
+    `lines` (from `load_yaml_with_lines`) locates the offending value's line.
+    """
+    found = _first_problem(value)
+    if found is None:
+        return
+    where, problem = found
+    if lines is not None:
+        line, _ = locate(value, lines, tuple(where))
+    field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in where).lstrip(".")
+    raise InputError(path, problem, line=line, field=field or None)
+
+
+def _first_problem(value: Any) -> tuple[list[Any], str] | None:
+    """Where the first value too deep or with a surrogate is (key path), and what is wrong."""
+    stack: list[tuple[list[Any], Any]] = [([], value)]
+    while stack:
+        where, node = stack.pop()
+        if len(where) > MAX_DEPTH:
+            return where[:MAX_DEPTH], f"nested more than {MAX_DEPTH} levels deep"
+        if isinstance(node, str):
+            if _SURROGATE.search(node):
+                return where, _UNPAIRED
+        elif isinstance(node, dict):
+            for key, child in reversed(list(node.items())):
+                if isinstance(key, str) and _SURROGATE.search(key):
+                    return where, f"a key {_UNPAIRED}"
+                stack.append(([*where, key], child))
+        elif isinstance(node, list):
+            stack.extend(([*where, i], child) for i, child in reversed(list(enumerate(node))))
+    return None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_UNPAIRED = (
+    "holds an unpaired surrogate (an escape such as \\ud800, which is no character); "
+    "write the text as UTF-8"
+)
 
 
 def iter_jsonl(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -122,6 +199,9 @@ def load_yaml_with_lines(path: Path, text: str) -> tuple[Any, dict[Any, int]]:
         line = mark.line + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc)
         raise InputError(path, f"invalid YAML ({problem})", line=line) from None
+    except RecursionError:
+        raise InputError(path, f"YAML nested more than {MAX_DEPTH} levels deep") from None
+    check_values(path, data, lines=lines)
     return data, lines
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..records import Item
+from ..report.mdtext import code_span
 from ..tasks import get_task
 from . import _text
 from .datasets import Dataset
@@ -43,72 +44,92 @@ def _problem(item: Item, answer: str) -> str | None:
     return None
 
 
-def _index(items: list[Item]) -> dict[str, list[int]]:
-    """Item id, and the id the published file gave it, to the item's positions."""
-    index: dict[str, list[int]] = {}
-    for position, item in enumerate(items):
-        index.setdefault(item.id, []).append(position)
+class AnswerFile:
+    """The gold answers of a file, given to items one at a time as a dataset streams by."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        text = _text.read_utf8(path)
+        if not text.strip():
+            raise InputError(path, "file is empty", line=1)
+        rows = (
+            _text.iter_jsonl(path, text)
+            if path.suffix == ".jsonl"
+            else _text.iter_csv(path, text, ("id", "answer"))
+        )
+        repeated = RepeatedIds("answer id")
+        self.answers: dict[str, tuple[str, int]] = {}
+        """Id to the answer and the line it is on."""
+        for line, row in rows:
+            key = str(row.get("id", "")).strip()
+            answer = str(row.get("answer", "")).strip()
+            if not key:
+                raise InputError(path, "missing", line=line, field="id")
+            if repeated.admit(key, answer, path, line, field="answer"):
+                self.answers[key] = (answer, line)
+        self.dropped = repeated.dropped
+        """Rows dropped as identical repeats of an earlier id."""
+        self._used: set[str] = set()
+        self._filled = 0
+        self._example: str | None = None
+
+    def apply(self, item: Item) -> Item:
+        """`item` with its answer from the file (by its id, or the id its source gave it)."""
+        if self._example is None:
+            self._example = item.id
         source = item.meta.get("source_id")
-        if source is not None and str(source) != item.id:
-            index.setdefault(str(source), []).append(position)
-    return index
-
-
-def apply_answer_file(dataset: Dataset, path: Path) -> None:
-    """Fill in gold answers from `path`, and record in `dataset.info["answers"]` what was used.
-
-    Identical repeated rows go to `dataset.duplicates`.
-    """
-    text = _text.read_utf8(path)
-    if not text.strip():
-        raise InputError(path, "file is empty", line=1)
-    rows = (
-        list(_text.iter_jsonl(path, text))
-        if path.suffix == ".jsonl"
-        else list(_text.iter_csv(path, text, ("id", "answer")))
-    )
-    items = dataset.items
-    index = _index(items)
-    repeated = RepeatedIds("answer id")
-    unused: list[str] = []
-    filled: set[int] = set()
-    for line, row in rows:
-        key = str(row.get("id", "")).strip()
-        answer = str(row.get("answer", "")).strip()
-        if not key:
-            raise InputError(path, "missing", line=line, field="id")
-        if not repeated.admit(key, answer, path, line, field="answer"):
-            continue
-        if key not in index:
-            unused.append(key)
-            continue
-        for position in index[key]:
-            item = items[position]
+        keys = [item.id] if source is None or str(source) == item.id else [item.id, str(source)]
+        filled = False
+        for key in keys:
+            found = self.answers.get(key)
+            if found is None:
+                continue
+            answer, line = found
             problem = _problem(item, answer)
             if problem:
                 raise InputError(
-                    path, f"{problem} for {item.task} item '{key}'", line=line, field="answer"
+                    self.path, f"{problem} for {item.task} item '{key}'", line=line, field="answer"
                 )
-            items[position] = item.model_copy(update={"answer": answer})
-            filled.add(position)
-    used = len(rows) - len(repeated.dropped) - len(unused)
-    if not used:
-        named = f" such as '{items[0].id}'" if items else ""
-        raise InputError(
-            path,
-            f"no row names an item of the dataset (ids are item ids{named}, or the ids the "
-            "published file gave them)",
-            line=rows[0][0] if rows else 1,
-            field="id",
-        )
-    dataset.duplicates += repeated.dropped
-    dataset.info["answers"] = {
-        "file": str(path),
-        "used": used,
-        "unused": len(unused),
-        "unused_ids": unused[:20],
-        "items": len(filled),
-    }
+            self._used.add(key)
+            item = item.model_copy(update={"answer": answer})
+            filled = True
+        self._filled += filled
+        return item
+
+    def finish(self, dataset: Dataset) -> None:
+        """After the last item: record what was used in `dataset.info["answers"]`.
+
+        A file none of whose rows names an item is refused.
+        """
+        unused = [(line, key) for key, (_, line) in self.answers.items() if key not in self._used]
+        if not self._used:
+            named = f" such as '{self._example}'" if self._example is not None else ""
+            first = min((line for _, line in self.answers.values()), default=1)
+            raise InputError(
+                self.path,
+                f"no row names an item of the dataset (ids are item ids{named}, or the ids the "
+                "published file gave them)",
+                line=first,
+                field="id",
+            )
+        dataset.info["answers"] = {
+            "file": str(self.path),
+            "used": len(self._used),
+            "unused": len(unused),
+            "unused_ids": [key for _, key in sorted(unused)[:20]],
+            "items": self._filled,
+        }
+
+
+def apply_answer_file(dataset: Dataset, path: Path) -> None:
+    """Fill in gold answers of a dataset read whole from `path`; record what was used.
+
+    Identical repeated rows go to `dataset.duplicates`.
+    """
+    answers = AnswerFile(path)
+    dataset.items[:] = [answers.apply(item) for item in dataset.items]
+    answers.finish(dataset)
+    dataset.duplicates += answers.dropped
 
 
 def describe_answers(recorded: dict[str, Any] | None) -> list[str]:
@@ -116,10 +137,11 @@ def describe_answers(recorded: dict[str, Any] | None) -> list[str]:
     if not recorded:
         return []
     line = (
-        f"answers: `{recorded['file']}`, {recorded['used']} rows used ({recorded['items']} items)"
+        f"answers: {code_span(recorded['file'])}, {recorded['used']} rows used "
+        f"({recorded['items']} items)"
     )
     if recorded.get("unused"):
-        shown = ", ".join(f"`{i}`" for i in recorded.get("unused_ids", []))
+        shown = ", ".join(code_span(i) for i in recorded.get("unused_ids", []))
         more = " …" if recorded["unused"] > len(recorded.get("unused_ids", [])) else ""
         line += f", {recorded['unused']} rows name no item of this dataset (ids: {shown}{more})"
     return [line]

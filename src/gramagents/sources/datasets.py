@@ -8,8 +8,9 @@ read as it is, by its own format or by the default one.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,24 +23,63 @@ from ..plugins import Registry
 from ..records import Item
 from ..runtime.memory import collector_paused
 from . import _text
-from .duplicates import RepeatedIds
+from .duplicates import StreamedRepeats
+
+Row = tuple[int | None, Item]
+"""An item and the line it was read from (None where the format has no lines)."""
 
 
 @dataclass
 class Dataset:
-    """Items to evaluate and where they came from."""
+    """Items to evaluate and where they came from.
+
+    A large file is read as a stream (`stream`): `rows()` reads it afresh each time, one item
+    at a time, so that taking a sample of it needs memory for the sample only. What a stream
+    learns on its way (`digest`, `duplicates`) is set when it has been read to its end.
+    """
 
     path: Path
     items: list[Item]
+    """The items, for formats read whole (empty while `stream` is set)."""
     digest: str
     """sha256 of the dataset's bytes (every file, for folder formats)."""
     info: dict[str, Any] = field(default_factory=dict)
     """What the reader knows about the dataset (recipe, build run id, ...)."""
     lines: dict[str, int] = field(default_factory=dict)
-    """Item id to the line it was read from, where the format has lines."""
+    """Item id to the line it was read from, where the format has lines (for a stream: the
+    items a selection kept, `workflow/selection.py`)."""
     duplicates: list[dict[str, Any]] = field(default_factory=list)
     """Rows dropped as identical repeats of an earlier id (`sources.duplicates`); the eval
     manifest's `dataset.duplicates` and the report say how many and which."""
+    stream: JsonlStream | None = None
+    """The reader of a file read as a stream; None when `items` holds everything."""
+
+    def rows(self) -> Iterator[Row]:
+        """Every item with its line, in file order.
+
+        A stream may give an identical repeat of an earlier row; once it has ended,
+        `repeated_lines` names those rows (a reader of the whole file leaves them out).
+        """
+        if self.stream is not None:
+            yield from self.stream.rows(self)
+            return
+        for item in self.items:
+            yield self.lines.get(item.id), item
+
+    def repeated_lines(self) -> set[int]:
+        """Lines of the rows a stream gave that repeat an earlier row (after the stream)."""
+        return self.stream.repeated if self.stream is not None else set()
+
+    def load(self) -> Dataset:
+        """This dataset with every item in `items` (a stream is read once, to its end)."""
+        if self.stream is not None:
+            rows = list(self.rows())
+            dropped = self.repeated_lines()
+            kept = [(line, item) for line, item in rows if line not in dropped]
+            self.items = [item for _, item in kept]
+            self.lines = {item.id: line for line, item in kept if line is not None}
+            self.stream = None
+        return self
 
 
 Reader = Callable[[Path], Dataset]
@@ -64,15 +104,20 @@ def known_formats() -> list[str]:
     return FORMATS.names()
 
 
-def read_dataset(path: str | Path, fmt: str = "gramagents") -> Dataset:
-    """Read a dataset with the reader registered as `fmt`."""
+def open_dataset(path: str | Path, fmt: str = "gramagents") -> Dataset:
+    """A dataset through the reader registered as `fmt`; a large JSONL file as a stream."""
     reader = FORMATS.get(fmt)
     if reader is None:
         raise InputError(path, f"unknown --format '{fmt}' (known: {', '.join(known_formats())})")
     return reader(Path(path))
 
 
-def _item_or_error(path: Path, line: int, raw: str) -> Item:
+def read_dataset(path: str | Path, fmt: str = "gramagents") -> Dataset:
+    """Read a dataset whole with the reader registered as `fmt` (see `open_dataset`)."""
+    return open_dataset(path, fmt).load()
+
+
+def _item_or_error(path: Path, line: int, raw: bytes) -> Item:
     """The item on `line`, or the one-line error that names what is wrong with it."""
     obj = _text.parse_json_line(path, line, raw)
     try:
@@ -83,9 +128,66 @@ def _item_or_error(path: Path, line: int, raw: str) -> Item:
         raise InputError(path, error["msg"], line=line, field=where) from None
 
 
+def parse_item(path: Path, line: int, raw: bytes) -> Item:
+    """The item of one JSONL line (bytes as in the file)."""
+    try:
+        # Parsed with repeated strings shared (keys, task names, source paths, short values):
+        # the items take half the memory `model_validate_json` gives them.
+        return Item.model_validate(from_json(raw, cache_strings=True))
+    except ValueError:  # not JSON, not UTF-8, too deep, not an item: the error says which
+        return _item_or_error(path, line, raw)
+
+
+class JsonlStream:
+    """Reads a `dataset.jsonl` one line at a time, with what it learns on the way.
+
+    Every line is parsed and checked (a bad line is its one-line error, wherever it is);
+    the bytes are hashed for the dataset's digest (the BOM left out) and the ids noted for
+    repeats (`duplicates.StreamedRepeats`), so memory does not grow with the file.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.repeated: set[int] = set()
+        """Lines of identical repeats, known once a pass has ended."""
+
+    def rows(self, dataset: Dataset) -> Iterator[Row]:
+        """Every line's item; at the end, the dataset's digest and duplicates are set."""
+        digest = hashlib.sha256()
+        repeats = StreamedRepeats()
+        count = 0
+        with collector_paused(), self.path.open("rb") as handle:
+            offset = 0
+            for line, raw in enumerate(handle, start=1):
+                start, offset = offset, offset + len(raw)
+                if line == 1 and raw.startswith(codecs.BOM_UTF8):
+                    raw, start = raw[len(codecs.BOM_UTF8) :], start + len(codecs.BOM_UTF8)
+                digest.update(raw)
+                if not raw.strip():
+                    continue
+                item = parse_item(self.path, line, raw)
+                repeats.note(item.id, line, start)
+                count += 1
+                yield line, item
+        if not count:
+            raise InputError(self.path, "file is empty: no items", line=1)
+        dataset.duplicates, self.repeated = repeats.resolve(self.path, self._read_back)
+        dataset.digest = digest.hexdigest()
+
+    def _read_back(self, offset: int) -> tuple[str, Item]:
+        with self.path.open("rb") as handle:
+            handle.seek(offset)
+            raw = handle.readline()
+        item = parse_item(self.path, 0, raw)  # read once already: it parses
+        return item.id, item
+
+
 @dataset_format("gramagents")
 def read_items(path: Path) -> Dataset:
-    """A `dataset.jsonl` written by `gramagents build`, or the build run folder holding it."""
+    """A `dataset.jsonl` written by `gramagents build`, or the build run folder holding it.
+
+    The file is read as a stream (`JsonlStream`): `Dataset.rows()` reads it, `load()` keeps it.
+    """
     info: dict[str, Any] = {}
     if path.is_dir() and not (path / "dataset.jsonl").exists():
         from .exported import looks_exported, read_exported
@@ -101,32 +203,8 @@ def read_items(path: Path) -> Dataset:
         path = path / "dataset.jsonl"
         if not path.is_file():
             raise InputError(path, "no dataset.jsonl in this folder (is it a build run?)")
-    text = _text.read_utf8(path)
-    if not text.strip():
-        raise InputError(path, "file is empty: no items", line=1)
-    items: list[Item] = []
-    first_line: dict[str, int] = {}
-    repeated = RepeatedIds()
-    with collector_paused():
-        for line, raw in enumerate(text.splitlines(), start=1):
-            if not raw.strip():
-                continue
-            try:
-                # Parsed with repeated strings shared (keys, task names, source paths, short
-                # values): the items take half the memory `model_validate_json` gives them.
-                item = Item.model_validate(from_json(raw, cache_strings=True))
-            except ValueError:  # not JSON, or not an item: the error names line and field
-                item = _item_or_error(path, line, raw)
-            if not repeated.admit(item.id, item, path, line):
-                continue  # the same item twice: asked once, listed in the manifest
-            first_line[item.id] = line
-            items.append(item)
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    return Dataset(
-        path=path,
-        items=items,
-        digest=digest,
-        info=info,
-        lines=first_line,
-        duplicates=repeated.dropped,
-    )
+    if path.is_dir():
+        raise InputError(path, "is a directory, expected a file")
+    if not path.is_file():
+        raise InputError(path, "file not found")
+    return Dataset(path=path, items=[], digest="", info=info, stream=JsonlStream(path))

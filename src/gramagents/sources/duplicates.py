@@ -9,10 +9,13 @@ and where the id was first seen.
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..report.mdtext import code_span
 
 
 class RepeatedIds:
@@ -70,9 +73,63 @@ def describe(recorded: dict[str, Any] | None, shown: int = 20) -> list[str]:
     if not recorded or not recorded.get("count"):
         return []
     ids = recorded.get("ids", [])
-    listed = ", ".join(f"`{i}`" for i in ids[:shown])
+    listed = ", ".join(code_span(i) for i in ids[:shown])
     more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
     return [
         f"{recorded['count']} repeated rows dropped (same id, same content; ids: {listed}{more}); "
         "`manifest.json` lists where each was."
     ]
+
+
+_MASK = (1 << 64) - 1
+
+
+class StreamedRepeats:
+    """Repeated ids in a file read as a stream, found with a few bytes per record.
+
+    While the stream runs, each record leaves a 64-bit hash of its id, its line and where it
+    starts (`note`); memory stays at 20 bytes a record, however large the records. When the
+    stream ends, `resolve` sorts the hashes, reads back only the records whose hashes meet,
+    and settles them as `RepeatedIds` does: an identical repeat is listed (its line dropped),
+    a conflict is the error naming the later line.
+    """
+
+    def __init__(self) -> None:
+        self._ids = array("Q")
+        self._lines = array("I")
+        self._offsets = array("Q")
+
+    def note(self, key: str, line: int, offset: int) -> None:
+        """A record with id `key` on `line`, starting at byte `offset` of the file."""
+        # The process's own string hash: hashes are only compared within this pass, and ids
+        # whose hashes meet are read back and compared as they are.
+        self._ids.append(hash(key) & _MASK)
+        self._lines.append(line)
+        self._offsets.append(offset)
+
+    def resolve(
+        self, path: Path, read_back: Callable[[int], tuple[str, Any]]
+    ) -> tuple[list[dict[str, Any]], set[int]]:
+        """The dropped repeats (as `RepeatedIds.dropped`) and their lines.
+
+        `read_back(offset)` gives the id and the content of the record starting there.
+
+        Raises:
+            InputError: Two different records under one id (the later one's line).
+        """
+        if len(self._ids) < 2:
+            return [], set()
+        import numpy as np
+
+        hashes = np.frombuffer(self._ids, dtype=np.uint64)
+        order = np.argsort(hashes, kind="stable")
+        ranked = hashes[order]
+        meets = np.flatnonzero(ranked[1:] == ranked[:-1])
+        if not len(meets):
+            return [], set()
+        positions = np.unique(np.concatenate([order[meets], order[meets + 1]]))
+        repeated = RepeatedIds()
+        for position in sorted(positions.tolist(), key=lambda p: self._lines[p]):
+            key, content = read_back(self._offsets[position])
+            repeated.admit(key, content, path, self._lines[position])
+        return repeated.dropped, {entry["line"] for entry in repeated.dropped}

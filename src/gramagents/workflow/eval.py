@@ -31,8 +31,8 @@ from ..runtime.memory import collected_every, long_lived
 from ..runtime.reconcile import FAILURES, RESPONSES, SCORES, Stale, reconcile
 from ..runtime.retry import RetryPolicy
 from ..runtime.run import ResumeChanged, Run
-from ..sources.answers import apply_answer_file
-from ..sources.datasets import Dataset, read_dataset
+from ..sources.answers import AnswerFile
+from ..sources.datasets import Dataset, open_dataset
 from ..tasks import TaskSpec
 from ..templates import PromptTemplate, load_prompt
 from .eval_manifest import EvalSetting, count, eval_manifest
@@ -55,7 +55,7 @@ class EvalOptions:
     """Gold answers for items whose dataset carries none (CSV `id,answer` or JSONL)."""
     run_dir: Path | None = None
     limit: int | None = None
-    """At most this many items per task."""
+    """At most this many questions per task, sampled with `seed` (workflow/selection.py)."""
     seed: int = 1234
     concurrency: int = 16
     use_cache: bool = True
@@ -174,13 +174,14 @@ async def run_eval(
 
 
 def _read(dataset_path: str | Path, options: EvalOptions) -> tuple[Dataset, Selection]:
-    dataset = read_dataset(dataset_path, options.fmt)
-    if options.answers is not None:
-        apply_answer_file(dataset, options.answers)
+    dataset = open_dataset(dataset_path, options.fmt)
+    answers = AnswerFile(options.answers) if options.answers is not None else None
+    selection = select_items(dataset, options.limit, options.seed, answers)  # one streamed pass
+    if answers is not None:
+        dataset.duplicates += answers.dropped
         dataset.digest = hashlib.sha256(
-            (dataset.digest + file_hash(options.answers)).encode()
+            (dataset.digest + file_hash(answers.path)).encode()
         ).hexdigest()
-    selection = select_items(dataset, options.limit)
     selection.conditioning = pair_conditionings(
         dataset, selection.items, selection.tasks, selection.pair_tasks, options.conditioning
     )
@@ -234,7 +235,7 @@ def _item_inputs(setting: EvalSetting) -> ItemInputs:
     from ..judging.rubric import JUDGE_PROMPT
 
     return ItemInputs(
-        setting.dataset.items,
+        setting.selection.items,
         setting.selection.tasks,
         {name: r.id for name, r in setting.rubrics.items()},
         JUDGE_PROMPT,
@@ -271,7 +272,13 @@ async def _run_eval(
             progress.stop()
             count(manifest, models, selection.items, resumed, writer.scored, judge)
             try:
-                run.settle(manifest, failure, summary=writer.summary.summary(), view=options.view)
+                run.settle(
+                    manifest,
+                    failure,
+                    summary=writer.summary.summary(),
+                    view=options.view,
+                    items=selection.items,
+                )
             finally:
                 cache.close()
     return EvalResult(folder=run, manifest=manifest)

@@ -88,6 +88,7 @@ def eval_manifest(
             "items": len(selection.items),
             **dataset.info,
             "duplicates": summary(dataset.duplicates),
+            **({"sample": selection.sampling} if selection.sampling else {}),
         },
         tasks=selection.per_task,
         conditioning={**(previous.conditioning if previous else {}), **selection.conditioning},

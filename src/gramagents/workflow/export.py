@@ -73,7 +73,7 @@ def _export(
 ) -> ExportResult:
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise InputError(out, "already exists; name a new folder")
-    dataset = read_items(folder)
+    dataset = read_items(folder).load()
     counts = _check_counts(dataset.items, manifest, folder)
     licence = license or manifest.license or "unknown"
     out.parent.mkdir(parents=True, exist_ok=True)

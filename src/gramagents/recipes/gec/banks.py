@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ...records import Conditioning, GrammarPoint, Instance, Item, PromptParts
+from ...runtime.paths import safe_name
 from ...runtime.rundir import write_atomic
 from ...tasks.registry import BuildResources
 from .annotate import m2_sentence
@@ -104,6 +105,7 @@ def build_gec_banks(
                     "language": point.language,
                     "position": position,
                     "pair_id": pair.id,
+                    "question": pair.id,  # asked in every bank: --limit takes it in all
                     "provenance": pair.provenance.model_dump(mode="json"),
                 }
                 if isinstance(params := tasks[task_name], PairParams):
@@ -143,7 +145,11 @@ def build_gec_banks(
 def write_m2_files(
     folder: Path, points: list[GrammarPoint], instances: list[Instance], items: list[Item]
 ) -> dict[str, Any]:
-    """`m2/<item>.m2` per grammar item (annotator 0: Step 2, 1+: Step 3) and `m2/index.json`."""
+    """`m2/<item>.m2` per grammar item (annotator 0: Step 2, 1+: Step 3) and `m2/index.json`.
+
+    The file names are the items' ids made safe (`runtime.paths.safe_name`); `index.json`
+    gives each item's file.
+    """
     known: dict[str, M2Sentence] = {}
     for item in items:
         if "references" in item.meta and item.meta["pair_id"] not in known:
@@ -156,12 +162,13 @@ def write_m2_files(
                 ],
             )
     index = []
+    taken = {"index"}
     for point in points:
         pairs = pairs_of([point], instances)[point.id]
         if not pairs:
             continue
         blocks = [known.get(p.id) or m2_sentence(p.text, references(p)) for p in pairs]
-        name = f"{point.id}.m2"
+        name = f"{safe_name(point.id, taken)}.m2"  # the id is data: index.json maps it
         write_atomic(folder / "m2" / name, write_m2(blocks))
         index.append(
             {

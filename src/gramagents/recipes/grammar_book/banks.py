@@ -352,11 +352,13 @@ def translate(m: Material, p: TranslateParams, seed: int) -> Iterator[Item]:
 def unit_major(items: list[Item], unit: str) -> list[Item]:
     """Items of one unit together (its settings, then seeds), units in their first order.
 
-    So that `gramagents eval --limit N` takes every setting and seed of the first units.
+    Each item names its unit as its `meta.question`, so that `gramagents eval --limit N`
+    takes every setting and seed of the units it samples.
     """
     first: dict[str, int] = {}
     for item in items:
         first.setdefault(str(item.meta[unit]), len(first))
+        item.meta["question"] = f"{unit}/{item.meta[unit]}"
     return sorted(items, key=lambda item: first[str(item.meta[unit])])
 
 

@@ -9,7 +9,6 @@ that sacrebleu's command line scores to the same figures.
 from __future__ import annotations
 
 import json
-import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from ...records import RunManifest
 from ...report.markdown import markdown_table
 from ...report.summary import Summary
+from ...runtime.paths import safe_name
 from ...runtime.rundir import write_atomic
 from .comet import comet_scores, translation_rows
 
@@ -27,9 +27,13 @@ FOLDER = "grammar-book"
 METRICS = (("comet", "COMET"), ("spbleu", "spBLEU"), ("bleu", "BLEU"), ("chrf++", "chrF++"))
 
 
-def slug(label: str) -> str:
-    """A model label as a file name."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("_") or "model"
+def translation_stem(model: str, direction: str, taken: set[str] | None = None) -> str:
+    """The file-name stem of a model's translations in one direction (`MODEL.DIRECTION`).
+
+    Both parts come from records, so each is made safe (`safe_name`); `taken` holds the
+    stems already used in the folder.
+    """
+    return safe_name(f"{safe_name(model)}.{safe_name(direction)}", taken)
 
 
 def _pm(mean: float | None, std: float | None, digits: int = 2) -> str:
@@ -85,8 +89,9 @@ class Figures:
             self._write_translations(folder, rows)
 
     def _write_translations(self, folder: Path, rows: dict[tuple[str, str], list[dict]]) -> None:
+        taken: set[str] = set()
         for (model, direction), group in rows.items():
-            stem = folder / FOLDER / "translations" / f"{slug(model)}.{direction}"
+            stem = folder / FOLDER / "translations" / translation_stem(model, direction, taken)
             for part, key in (("src", "src"), ("hyp", "mt"), ("ref", "ref")):
                 text = "".join(" ".join(str(r[key]).split()) + "\n" for r in group)
                 write_atomic(Path(f"{stem}.{part}.txt"), text)

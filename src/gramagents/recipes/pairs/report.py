@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...records import RunManifest
+from ...report.markdown import markdown_table
 from ...report.summary import Summary
 
 
@@ -20,13 +21,13 @@ def climp_files_section(manifest: RunManifest, summary: Summary) -> list[str]:
             "The layout each file was read in. A file of sentences only holds a pair on two "
             "consecutive lines, the grammatical sentence first.",
             "",
-            "| file | layout | pairs |",
-            "| --- | --- | --- |",
         ]
-        lines += [f"| {f['file']} | {f['layout']} | {f['pairs']} |" for f in climp]
+        lines += markdown_table(
+            ["file", "layout", "pairs"], [[f["file"], f["layout"], f["pairs"]] for f in climp]
+        )
         return [*lines, ""]
     if blimp:
-        lines = ["## BLiMP files", "", "| file | pairs |", "| --- | --- |"]
-        lines += [f"| {f['file']} | {f['pairs']} |" for f in blimp]
+        lines = ["## BLiMP files", ""]
+        lines += markdown_table(["file", "pairs"], [[f["file"], f["pairs"]] for f in blimp])
         return [*lines, ""]
     return []

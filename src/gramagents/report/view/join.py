@@ -150,7 +150,7 @@ def dataset_items(manifest: RunManifest) -> tuple[Iterator[Item], str | None]:
         file = path / "dataset.jsonl" if path.is_dir() else path
         if not file.is_file():
             return iter(()), f"{file}: not found"
-        return stream_items(file), None
+        return stream_items(file, repeats=True), None
     try:
         from ...sources.datasets import read_dataset
 
@@ -159,12 +159,13 @@ def dataset_items(manifest: RunManifest) -> tuple[Iterator[Item], str | None]:
         return iter(()), str(exc)
 
 
-def stream_items(path: Path) -> Iterator[Item]:
+def stream_items(path: Path, repeats: bool = False) -> Iterator[Item]:
     """The items of a `dataset.jsonl`, read line by line.
 
     A line that is not an item is skipped: the build or eval that used the file read it. A
     repeated id is skipped too, as the dataset reader drops an identical repeat (and refuses a
-    different one), so each item is shown and counted once.
+    different one), so each item is shown and counted once; `repeats`: leave that to the
+    caller, which then need not hold every id.
     """
     seen: set[str] = set()
     with path.open(encoding="utf-8-sig") as handle:
@@ -174,29 +175,38 @@ def stream_items(path: Path) -> Iterator[Item]:
                     item = Item.model_validate(from_json(raw, cache_strings=True))
                 except ValueError:
                     continue
-                if item.id not in seen:
+                if repeats:
+                    yield item
+                elif item.id not in seen:
                     seen.add(item.id)
                     yield item
 
 
 def joined_items(
-    manifest: RunManifest, store: RecordStore
+    manifest: RunManifest, store: RecordStore, given: list[Item] | None = None
 ) -> tuple[Iterator[JoinedItem], str | None]:
     """Every item in the run's scope with its records, and why the dataset is unreadable.
 
     Items come in dataset order, then any item with records the dataset no longer has.
 
-    An item is in scope when it has a record, or is among the first `manifest.tasks[task]`
-    items of its task (the eval's `--limit`), so that items not answered yet are listed too.
+    An item is in scope when it has a record, or, in a run that took every item of its tasks
+    (no `--limit` sample in the manifest), is among the first `manifest.tasks[task]` items of
+    its task, so that items not answered yet are listed too. An id is shown once.
+
+    `given`: the run's items as the eval that just ran them has them (all in scope), so that
+    its dataset need not be read again.
     """
-    items, problem = dataset_items(manifest)
+    items, problem = (iter(given), None) if given is not None else dataset_items(manifest)
+    sampled = bool((manifest.dataset or {}).get("sample"))
 
     def generate() -> Iterator[JoinedItem]:
-        quota = dict(manifest.tasks)
+        quota = {} if sampled or given is not None else dict(manifest.tasks)
+        shown: set[str] = set()  # the run's items only: a sample of a large file stays small
         for item in items:
             records = store.records(item.id)
             left = quota.get(item.task, 0)
-            if records or left > 0:
+            if (records or left > 0 or given is not None) and item.id not in shown:
+                shown.add(item.id)
                 quota[item.task] = left - 1
                 yield JoinedItem(item.id, item.task, item, records)
         for item_id, task in store.unseen():

@@ -6,9 +6,10 @@ import base64
 import json
 import re
 from collections.abc import Sequence
-from html import escape
+from html import escape, unescape
 from pathlib import Path
 
+from ...runtime.paths import inside
 from ..charts import Figure
 
 
@@ -112,8 +113,7 @@ class Figures:
         """A figure: the chart's container, its specification and its caption."""
         self.count += 1
         ident = f"spec-{self.count}"
-        spec = json.dumps(figure.vega_lite(), ensure_ascii=False, separators=(",", ":"))
-        spec = spec.replace("</", "<\\/")
+        spec = inline_json(figure.vega_lite())
         caption = f"<figcaption>{escape(figure.caption)}</figcaption>" if figure.caption else ""
         return (
             f'<figure class="chart"><h3>{escape(figure.title)}</h3>'
@@ -126,37 +126,63 @@ _NUMBER_CELL = re.compile(r"<td>([−+-]?\d[\d,.]*%?|—|–)</td>")
 """A markdown table's cell holding a number (or a dash for none): aligned as numbers are."""
 
 
+_INLINE_JSON = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026"}
+_LINE_ENDS = {ord("\u2028"): "\\u2028", ord("\u2029"): "\\u2029"}
+
+
+def inline_json(value: object) -> str:
+    r"""`value` as JSON to put inside a `<script>` element of the page.
+
+    `<`, `>` and `&` are written as `\u003c`, `\u003e` and `\u0026` (the same strings to
+    a JSON reader), so no text in the data (`</script>`, `<!--<script>`) can end the element
+    or change how the browser reads the rest of the page.
+    """
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text.translate(_INLINE_JSON).translate(_LINE_ENDS)
+
+
 def markdown(lines: list[str] | str) -> str:
-    """Markdown (a recipe's report section, `agreement.md`) as HTML, tables included."""
+    """Markdown (a recipe's report section, `agreement.md`) as HTML, tables included.
+
+    Raw HTML is shown as text and links are not made (a section shows data as text, see
+    `report.mdtext`); images stay, for `inline_images` to check and inline.
+    """
     from markdown_it import MarkdownIt
 
     text = lines if isinstance(lines, str) else "\n".join(lines)
-    rendered = MarkdownIt("commonmark", {"html": False}).enable("table").render(text)
+    parser = MarkdownIt("commonmark", {"html": False}).enable("table")
+    parser.disable(["link", "autolink"])
+    rendered = parser.render(text)
     rendered = _NUMBER_CELL.sub(r'<td class="num">\1</td>', rendered)
     return rendered.replace("<table>", '<div class="table-wrap"><table class="md">').replace(
         "</table>", "</table></div>"
     )
 
 
-_IMAGE = re.compile(r'<img src="([^":]+)"')
-"""An image a markdown section shows from a file beside its report (a relative path)."""
+_IMAGE = re.compile(r'<img src="([^"]*)" alt="([^"]*)"[^>]*>')
+"""An image of a rendered markdown section (markdown-it writes `src` first, then `alt`)."""
 _MEDIA = {".svg": "image/svg+xml", ".png": "image/png", ".jpg": "image/jpeg"}
 
 
 def inline_images(html: str, folder: Path) -> str:
-    """`html` with its relative images as data URIs read from `folder`.
+    """`html` with its images as data URIs read from files in `folder`.
 
     A recipe's file section shows its plots by paths relative to the run folder; inlined,
     they show wherever the page is written (`--out`, several runs), and the page stays one
-    self-contained site. An image that is not there, or of a kind not listed, keeps its path.
+    self-contained site. Only a file inside `folder` is read: an image named by an absolute
+    path, a URL, `..` or a symlink out of the folder shows as its alt text; one that is not
+    there, or of a kind not listed, keeps its relative path.
     """
 
     def data_uri(match: re.Match[str]) -> str:
-        path = folder / match.group(1)
+        source = unescape(match.group(1))
+        path = inside(folder, source) if ":" not in source else None
+        if path is None:
+            return f'<span class="image-refused">{match.group(2)}</span>'
         media = _MEDIA.get(path.suffix.lower())
         if media is None or not path.is_file():
             return match.group(0)
         encoded = base64.b64encode(path.read_bytes()).decode("ascii")
-        return f'<img src="data:{media};base64,{encoded}"'
+        return f'<img src="data:{media};base64,{encoded}" alt="{match.group(2)}">'
 
     return _IMAGE.sub(data_uri, html)

@@ -8,12 +8,13 @@ OUT/view/data/runN/...   per run: items/index.js, items/rows-K.js, items/detail-
 ```
 
 Everything is written into a staging folder first and moved into place at the end, so a
-failure leaves the previous site as it was.
+failure leaves the previous site as it was. `view/site.json` marks a site as written here:
+an `--out` folder that holds other files is refused unless `force` says to replace its
+`report.html` and `view/`.
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from contextlib import ExitStack
@@ -24,7 +25,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ...records import RunManifest
+from ...errors import RunError
+from ...records import Item, RunManifest
+from ...runtime.run import MANIFEST
 from ...runtime.run import Run as HeldRun
 from ...runtime.rundir import write_atomic
 from ..summary import Summary, SummaryBuilder
@@ -32,7 +35,7 @@ from .build_page import build_overview, write_failures, write_rejected, write_re
 from .eval_page import EvalRun, comparison, eval_overview
 from .items import OUTCOMES, Presenter, write_build_items, write_eval_items
 from .join import RecordStore, joined_items
-from .markup import Figures
+from .markup import Figures, inline_json
 from .plots import write_bundle
 from .shards import ShardWriter
 
@@ -49,6 +52,8 @@ class Run:
     summary: Summary | None = None
     sections: dict[str, list[str]] | None = None
     """The lines of its sections that write files, when the report just ran them."""
+    items: list[Item] | None = None
+    """An eval's items in scope, when the eval that just ran them hands them over."""
 
 
 @dataclass
@@ -77,18 +82,33 @@ def write_view(
     out: Path | None = None,
     summary: Summary | None = None,
     sections: dict[str, list[str]] | None = None,
+    force: bool = False,
+    items: list[Item] | None = None,
 ) -> SiteResult:
     """Write the site of one or more runs into `out` (default: see `default_out`).
 
     `summary` is the first run's summary, and `sections` the lines of its sections that write
-    files, when the caller has them at hand (an eval at its end, from `write_eval_report`).
+    files, when the caller has them at hand (an eval at its end, from `write_eval_report`);
+    `items` the first run's items in scope, when every record of the run is of one of them
+    (the dataset is then not read again).
+
+    Raises:
+        RunError: `out` is a file, or a folder with files of its own (not a run folder, not a
+            site written here) and `force` is not set.
     """
+    out = Path(out) if out is not None else None
+    if out is not None:
+        check_out(out, force)
     with ExitStack() as stack:  # each run held (locked, or borrowed from its writer) meanwhile
         held = [stack.enter_context(HeldRun.existing(Path(p))) for p in paths]
         runs = [Run(f"run{i}", h.path, h.found) for i, h in enumerate(held) if h.found]
         if summary is not None and runs[0].manifest.kind == "eval":
             runs[0].summary, runs[0].sections = summary, sections
-        out = Path(out) if out is not None else default_out([r.path for r in runs])
+        if runs[0].manifest.kind == "eval":
+            runs[0].items = items
+        if out is None:
+            out = default_out([r.path for r in runs])
+            check_out(out, force)
         out.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".view-", dir=out))
         try:
@@ -99,6 +119,42 @@ def write_view(
             raise
         write_atomic(result.page, page)  # last: the page the new data belongs to
     return result
+
+
+MARKER = "site.json"
+"""`view/site.json`: the mark of a site this module wrote."""
+_FOOTER = "Written by <code>gramagents view</code>."
+
+
+def check_out(out: Path, force: bool = False) -> None:
+    """Refuse to write into `out` when that would replace what gramagents did not write.
+
+    A new or empty folder, a run folder (it has a `manifest.json`) and a folder holding a site
+    written here are fine; any other folder only with `force`, and a file never.
+    """
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise RunError(f"--out {out}: not a folder")
+    if not out.exists() or force or _ours(out):
+        return
+    found = sorted(p.name for p in out.iterdir())
+    if not found:
+        return
+    listed = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+    raise RunError(
+        f"--out {out}: holds files gramagents view did not write ({listed}); give a new or "
+        "empty folder, or --force to replace its report.html and view/"
+    )
+
+
+def _ours(out: Path) -> bool:
+    """Whether `out` is a run folder or holds a site this module wrote."""
+    if (out / MANIFEST).is_file() or (out / "view" / MARKER).is_file():
+        return True
+    page = out / "report.html"
+    try:  # a site written before the mark existed: its page's footer says so
+        return (out / "view" / "app.js").is_file() and _FOOTER in page.read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def _swap(staging: Path, final: Path) -> None:
@@ -113,6 +169,7 @@ def _write(runs: list[Run], out: Path, staging: Path) -> tuple[SiteResult, str]:
     """Write the site's files into `staging`; what was written, and the page's text."""
     package = resources.files("gramagents.report.view") / "assets"
     sizes = [write_bundle(staging)]
+    (staging / MARKER).write_text('{"written_by": "gramagents view"}\n', encoding="utf-8")
     for name in ASSETS:
         data = (package / name).read_bytes()
         (staging / name).write_bytes(data)
@@ -157,7 +214,7 @@ def _eval_data(run: Run, data: Path) -> dict[str, Any]:
             writer = ShardWriter(
                 data / "items", f"{run.key}/items", presenter.facet_names(manifest.tasks), flags
             )
-            items, problem = joined_items(manifest, store)
+            items, problem = joined_items(manifest, store, run.items)
             builder = SummaryBuilder() if run.summary is None else None
             write_eval_items(writer, presenter, items, builder)
             if builder is not None:  # the same records, counted as they went by
@@ -200,10 +257,6 @@ def _entry(
     }
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
-
-
 def render_page(
     runs: list[Run], bodies: list[str], compared: str, config: list[dict[str, Any]]
 ) -> str:
@@ -238,9 +291,9 @@ def render_page(
         f'<nav class="tabs">{nav}</nav></header><main>'
         f'<section class="tab" id="tab-overview">{compared}{"".join(sections)}</section>'
         f"{panes}</main>"
-        "<footer>Written by <code>gramagents view</code>. The tables in <code>report.md"
+        f"<footer>{_FOOTER} The tables in <code>report.md"
         "</code> hold the same numbers.</footer>"
-        f'<script id="gv-config" type="application/json">{_json(config)}</script>'
+        f'<script id="gv-config" type="application/json">{inline_json(config)}</script>'
         '<script src="view/vega.js"></script><script src="view/app.js"></script>'
         "</body></html>\n"
     )
