@@ -41,9 +41,16 @@ RunDir = Annotated[
     Path | None,
     typer.Option("--run-dir", help="Run folder; re-running a command with it resumes the run."),
 ]
-Limit = Annotated[
+Limit = Annotated[int | None, typer.Option(min=1, help="Use at most N items per task.")]
+SourceLimit = Annotated[
     int | None,
-    typer.Option(min=1, help="Use at most N items per task (eval) or N grammar points (build)."),
+    typer.Option(
+        "--limit",
+        min=1,
+        help="Read only the first N units of the source, as its recipe counts them: pages "
+        "(grammar-book), trees (syntax-qa), grammar points (cpg), grammar items (gec), items "
+        "(edu).",
+    ),
 ]
 Seed = Annotated[int | None, typer.Option(help="Seed for sampling and shuffles.")]
 Concurrency = Annotated[int, typer.Option(min=1, help="Requests in flight at once (API models).")]
@@ -72,10 +79,13 @@ def _run(coroutine: Coroutine[Any, Any, T]) -> T:
         raise typer.Exit(130) from None
 
 
-def _progress() -> Any:
-    from .progress import RichProgress, SilentProgress
+def _progress(lines: bool = False) -> Any:
+    """Bars on a terminal; elsewhere plain lines (`lines`) or nothing."""
+    from .progress import LineProgress, RichProgress, SilentProgress
 
-    return RichProgress(err) if err.is_terminal else SilentProgress()
+    if err.is_terminal:
+        return RichProgress(err)
+    return LineProgress(err) if lines else SilentProgress()
 
 
 @app.command()
@@ -95,7 +105,7 @@ def build(
         str | None, typer.Option(help="Model spec for every agent (default: the recipe's).")
     ] = None,
     run_dir: RunDir = None,
-    limit: Limit = None,
+    limit: SourceLimit = None,
     seed: Seed = None,
     concurrency: Concurrency = 16,
     no_cache: NoCache = False,
@@ -114,9 +124,16 @@ def build(
         use_cache=not no_cache,
         command=sys.argv,
     )
-    result = _run(run_build(recipe, options, _progress()))
+    result = _run(run_build(recipe, options, _progress(lines=True)))
     counts = result.manifest.tasks
-    _say(f"built {len(result.items)} items ({', '.join(f'{t} {n}' for t, n in counts.items())})")
+    if result.items:
+        _say(
+            f"built {len(result.items)} items ({', '.join(f'{t} {n}' for t, n in counts.items())})"
+        )
+    else:
+        _say(
+            "built 0 items: nothing passed the recipe's checks (the stages in the report say where)"
+        )
     _say(f"dataset: {result.dataset_path}")
     _say(f"view: {result.folder.file('report.html')} (open in a browser)")
     _say(f"report: {result.folder.file('report.md')}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .agents.base import AgentContext, AgentResult, AgentSpec, agent, agents_in, per_instance
 from .plugins import COMMANDS, Registry, load_recipes
+from .report.build import build_report_section
 from .report.charts import Figure, report_chart
 from .report.layouts import Column, Layout, paper_table
 from .report.markdown import report_files, report_section
@@ -63,6 +64,7 @@ __all__ = [
     "agents_in",
     "bank_builder",
     "bank_builder_in",
+    "build_report_section",
     "chain",
     "constant",
     "dataset_format",

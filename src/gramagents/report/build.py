@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..plugins import Registry
 from ..records import Instance, RunManifest
 from ..sources.duplicates import describe
 from ..workflow.nodes import BuildView
 from .markdown import markdown_table
+
+BuildSection = Callable[[RunManifest, BuildView], list[str]]
+BUILD_SECTIONS: Registry[BuildSection] = Registry("build report section")
+"""Recipes' own parts of a build's `report.md` (markdown lines; none for another recipe's run)."""
+
+
+def build_report_section(name: str, section: BuildSection) -> BuildSection:
+    """Register a section of the build report (`section(manifest, view)` returns lines)."""
+    return BUILD_SECTIONS.register(name, section)
 
 
 @dataclass
@@ -60,6 +71,24 @@ def _relative(file: str, root: str | None) -> str:
         return file
 
 
+def _review_lines(review: dict[str, Any]) -> list[str]:
+    if not review:
+        return []
+    lines = [f"Review file: `{review.get('file')}` ({review.get('rows')} rows)."]
+    decisions = review.get("decisions")
+    if decisions:
+        listed = ", ".join(f"{n} {d}" for d, n in decisions.items())
+        lines += [f"Decisions imported from `{review.get('imported_from')}`: {listed}."]
+    validation = review.get("validation")
+    if validation:
+        lines += [
+            f"Human validation: {validation['valid']} of {validation['decided']} sampled "
+            f"sentences judged valid ({validation['valid_pct']:.1f} %); "
+            f"{validation['sampled']} were sampled."
+        ]
+    return lines
+
+
 def render_build_report(manifest: RunManifest, view: BuildView) -> str:
     """The markdown report of a build run."""
     source = dict(manifest.source or {})
@@ -100,23 +129,11 @@ def render_build_report(manifest: RunManifest, view: BuildView) -> str:
         ]
     if view.flags:
         lines += ["", f"{len(view.flags)} records flagged for review."]
-    if manifest.review:
-        lines += [
-            f"Review file: `{manifest.review.get('file')}` ({manifest.review.get('rows')} rows)."
-        ]
-        decisions = manifest.review.get("decisions")
-        if decisions:
-            listed = ", ".join(f"{n} {d}" for d, n in decisions.items())
-            lines += [
-                f"Decisions imported from `{manifest.review.get('imported_from')}`: {listed}."
-            ]
-        validation = manifest.review.get("validation")
-        if validation:
-            lines += [
-                f"Human validation: {validation['valid']} of {validation['decided']} sampled "
-                f"sentences judged valid ({validation['valid_pct']:.1f} %); "
-                f"{validation['sampled']} were sampled."
-            ]
+    lines += _review_lines(manifest.review or {})
+    for section in BUILD_SECTIONS.all().values():
+        added = section(manifest, view)
+        if added:
+            lines += ["", *added]
     warnings = (manifest.artifacts or {}).get("warnings")
     if warnings:
         lines += ["", f"## Warnings ({len(warnings)})", "", *(f"- {w}" for w in warnings[:50])]
