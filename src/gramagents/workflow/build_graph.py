@@ -8,7 +8,8 @@ model behind the agent bounds and batches the requests), the fanned-out `<name>`
 `finish-<name>` step when the agent has one; with agents off it is one node running the
 agent's `offline` step (and its `finish`). A filter node runs once over the whole set. The
 `banks` node runs the recipe's deterministic bank builder. The next node starts once every task
-of the previous one has finished.
+of the previous one has finished; as it starts, it reports the stages that finished before it
+(their counts and time) to the build's progress, and the banks node reports itself.
 """
 
 from __future__ import annotations

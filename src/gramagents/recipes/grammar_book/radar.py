@@ -1,9 +1,10 @@
 """Figure 3 of the paper: each model's four task accuracies as a radar, its translation as a ring.
 
 The paper normalises every metric to 0-1 and draws CometScore as a red ring. Here the ring is
-COMET when the report computed it (`comet.py`), and chrF++ / 100 otherwise, which the chart
-says. The run viewer shows the chart (its Charts card); the report renders it to
-`grammar-book/radar.svg`.
+COMET when the report computed it (`comet.py`), and otherwise corpus chrF++ over every
+translation set (MIXED, the first direction) divided by 100, which the chart says. The run
+viewer shows the chart (its Charts card, from the run's summary, so chrF++); the report
+renders it to `grammar-book/radar.svg`.
 """
 
 from __future__ import annotations

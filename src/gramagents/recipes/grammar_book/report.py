@@ -224,12 +224,11 @@ def _figure_3(figures: Figures, folder: Path) -> list[str]:
     accuracy = {key: value[0] for key, value in figures.accuracy.items()}
     rings, labels = {}, set()
     for model, metrics in figures.translation.items():
+        head = next(iter(figures.corpus[model].values()))["corpus"]  # MIXED, first direction
         if "comet" in metrics:
             rings[model], label = metrics["comet"][0], "COMET"
-        elif "chrf++" in metrics:
-            rings[model], label = metrics["chrf++"][0] / 100.0, "chrF++ / 100"
         else:
-            continue
+            rings[model], label = head["chrf++"] / 100.0, "chrF++ / 100"
         labels.add(label)
     figure = radar(figures.models, accuracy, rings, " or ".join(sorted(labels)) or "none")
     if figure is None:
