@@ -599,6 +599,43 @@ def test_a_flores_layout_set_is_read_and_scored_beside_the_generated_pairs(evalu
     assert f"| {guesses} | MIXED | into | 13 |" in report
 
 
+def test_comet_is_given_for_every_set_together_and_per_set(evaluated, tmp_path, monkeypatch):
+    import importlib.machinery
+    import shutil
+    import types
+
+    from gramagents.recipes.grammar_book.report import grammar_book_section
+    from gramagents.records import RunManifest
+    from gramagents.report.summary import summarize
+
+    folder = tmp_path / "eval"
+    shutil.copytree(evaluated, folder)
+    checkpoint = tmp_path / "model.ckpt"
+    checkpoint.write_bytes(b"weights")
+    monkeypatch.setenv("GRAMAGENTS_COMET_MODEL", str(checkpoint))
+
+    class Model:  # a stand-in for unbabel-comet's model: words of the reference translated
+        def predict(self, data, batch_size, gpus, progress_bar):
+            scores = [len(set(d["mt"].split()) & set(d["ref"].split())) / len(d["ref"].split())
+                      for d in data]  # fmt: skip
+            return types.SimpleNamespace(scores=scores, system_score=mean(scores))
+
+    fake = types.ModuleType("comet")
+    fake.load_from_checkpoint = lambda path: Model()
+    fake.__spec__ = importlib.machinery.ModuleSpec("comet", None)
+    monkeypatch.setitem(sys.modules, "comet", fake)
+    manifest = RunManifest.model_validate_json((folder / "manifest.json").read_text())
+    grammar_book_section(folder, manifest, summarize(folder / "scores.jsonl"))
+    figures = json.loads((folder / "grammar-book" / "figures.json").read_text())
+    for model in MODELS:
+        sets = figures["translation_sets"][model]
+        per_set = [(d["into"]["comet"]["mean"], d["into"]["n"]) for d in sets.values()]
+        mixed = figures["translation"][model]["comet"][0]
+        assert mixed == pytest.approx(sum(m * n for m, n in per_set) / sum(n for _, n in per_set))
+    assert figures["translation_sets"][MODELS[0]]["FLORES200"]["into"]["comet"]["mean"] == 1.0
+    assert figures["translation_sets"][MODELS[1]]["FLORES200"]["into"]["comet"]["mean"] < 1.0
+
+
 def test_the_radar_of_figure_3_is_in_the_viewer_and_the_report(evaluated):
     page = (evaluated / "report.html").read_text(encoding="utf-8")
     title = "Task accuracies per model, translation as the ring (Figure 3 layout)"
@@ -645,8 +682,11 @@ def test_the_embedded_model_runs_every_stage_and_records_every_outcome(tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("built ") and "pymupdf" not in result.stdout
     stages = json.loads((tmp_path / "b" / "manifest.json").read_text())["stages"]
-    assert list(stages) == ["read", "sections", "windows", "extract", "merge", "generate",
-                            "dedup", "backcheck", "twins", "banks"]  # fmt: skip
+    assert list(stages) == ["read", "sections", "classify", "windows", "extract", "merge",
+                            "generate", "dedup", "backcheck", "twins", "distractors",
+                            "banks"]  # fmt: skip
+    said = result.stderr.splitlines()  # a line per stage as it ends, with its counts
+    assert any(line.startswith("extract: planned 3, ") for line in said), result.stderr
     windows = stages["windows"]["text_windows"] + stages["windows"]["table_rows"]
     assert windows == stages["extract"]["planned"] == 3  # one text window, two table rows
     extract = stages["extract"]
@@ -669,6 +709,10 @@ def test_the_embedded_model_runs_every_stage_and_records_every_outcome(tmp_path)
             assert verdict["model"] == "smollm2" and verdict["reason"]
             assert 0 <= verdict["details"]["translation_quality"] <= 10
     assert sum(i["kind"] == "pair" for i in instances) == stages["twins"].get("made", 0)
+    others = min(2, len(points) - 1)  # candidates: 2
+    distractors = stages["distractors"]
+    assert distractors["planned"] == check["accepted"] * others + stages["twins"].get("made", 0)
+    assert distractors["planned"] == sum(v for k, v in distractors.items() if k != "planned")
     assert stages["banks"]["items"] == len(lines(tmp_path / "b" / "dataset.jsonl"))
 
 

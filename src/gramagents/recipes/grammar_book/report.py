@@ -33,6 +33,10 @@ def slug(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("_") or "model"
 
 
+def _triple(row: dict[str, Any]) -> dict[str, str]:
+    return {k: row[k] for k in ("src", "mt", "ref")}
+
+
 def _pm(mean: float | None, std: float | None, digits: int = 2) -> str:
     if mean is None:
         return "—"
@@ -77,15 +81,27 @@ class Figures:
             self.translation[model] = {k: (v["mean"], v["std"]) for k, v in head.items()}
         self.comet_status = ""
         if self.corpus:
-            rows = translation_rows(folder / "scores.jsonl")
-            groups = {key: [{k: r[k] for k in ("src", "mt", "ref")} for r in v]
-                      for key, v in rows.items()}  # fmt: skip
-            comet, self.comet_status = comet_scores(groups, folder / FOLDER / "comet.json")
-            for (model, direction), value in comet.items():
-                if direction == next(iter(self.corpus[model])) and value:
-                    self.translation[model]["comet"] = (value["mean"], value["std"])
-                self.corpus[model][direction]["comet"] = value
-            self._write_translations(folder, rows)
+            self._comet(folder)
+
+    def _comet(self, folder: Path) -> None:
+        """COMET over every set together (MIXED) and, with several sets, per set."""
+        rows = translation_rows(folder / "scores.jsonl")
+        groups: dict[tuple[str, ...], list[dict[str, str]]] = {
+            key: [_triple(r) for r in group] for key, group in rows.items()
+        }
+        for (model, direction), group in rows.items():
+            for name in self.sets.get(model, {}) if len(self.sets.get(model, {})) > 1 else []:
+                groups[model, direction, name] = [_triple(r) for r in group if r["set"] == name]
+        comet, self.comet_status = comet_scores(groups, folder / FOLDER / "comet.json")
+        for key, value in comet.items():
+            model, direction = key[0], key[1]
+            if len(key) == 3:
+                self.sets[model][key[2]].get(direction, {})["comet"] = value
+                continue
+            if direction == next(iter(self.corpus[model])) and value:
+                self.translation[model]["comet"] = (value["mean"], value["std"])
+            self.corpus[model][direction]["comet"] = value
+        self._write_translations(folder, rows)
 
     def _write_translations(self, folder: Path, rows: dict[tuple[str, str], list[dict]]) -> None:
         for (model, direction), group in rows.items():
