@@ -70,7 +70,7 @@ def test_the_example_recipe_is_the_stock_recipe_with_a_set_and_fewer_calls():
     example = yaml.safe_load((EXAMPLE / "grammar-book.yaml").read_text(encoding="utf-8"))
     nodes = {n["name"]: n for n in example["nodes"]}
     sets = nodes["banks"]["tasks"]["GB-TRANSLATE"].pop("sets")
-    smaller = {"extract": ("max_points", 1, 3), "generate": ("per_point", 2, 3),
+    smaller = {"extract": ("max_points", 1, 3), "generate": ("per_point", 1, 3),
                "distractors": ("candidates", 1, 2)}  # fmt: skip
     for name, (key, mine, theirs) in smaller.items():
         assert nodes[name]["options"][key] == mine
