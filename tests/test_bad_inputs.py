@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gramagents.cli import add_recipe_commands, app
-from gramagents.records import RunManifest
+from gramagents.records import EvalManifest
 
 from .conftest import ROOT
 
@@ -44,9 +44,7 @@ MC = {
     "ques_answer": "A",
 }
 RUBRIC = (ROOT / "rubrics" / "text-writing.md").read_text(encoding="utf-8")
-MANIFEST = (
-    RunManifest(run_id="r", kind="eval", command=[], models=[], seed=1).model_dump_json().encode()
-)
+MANIFEST = EvalManifest(run_id="r", command=[], models=[], seed=1).model_dump_json().encode()
 DEEP = (
     b'{"id": "a1", "task": "SINGLE-T", "prompt": {"template": "raw.md"}, "meta": '
     + b"[" * 200_000

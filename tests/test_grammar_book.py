@@ -3,7 +3,10 @@
 The book is the test PDF (four pages of text and a ruled table, and a fifth, image-only page
 that is skipped without OCR). The scripted agents answer each window, point and sentence as
 the comments below say, so that every stage keeps, merges, re-asks, rejects and fails
-something known in advance.
+something known in advance. Two points share a sentence, a third point also applies to the
+sentences that begin "Muer ginn mir" (verb second), and one twin is grammatical after all: the
+banks must offer none of these as a wrong option. A translation set in FLORES-200's layout is
+translated beside the generated pairs.
 """
 
 from __future__ import annotations
@@ -36,6 +39,12 @@ RECIPE = (
     .read_text(encoding="utf-8")
     .replace("{window: 4, stride: 2, row_context: 2}", "{window: 2, stride: 1, row_context: 2}")
 )
+FLORES = [  # (English, Luxembourgish), written for the test in FLORES-200's layout
+    ("The weather is fine today.", "D'Wieder ass haut schéin."),
+    ("My brother lives in the north of the country.", "Mäi Brudder wunnt am Norde vum Land."),
+    ("We eat together at noon.", "Mir iessen um Mëtteg zesummen."),
+]
+FRENCH = ["Il fait beau aujourd'hui.", "Mon frère habite au nord du pays.", "Nous mangeons à midi."]
 WORD = {
     "Definite article agreement": "den Hond",
     "Case forms of the definite article": "dem Mann",
@@ -53,6 +62,22 @@ V2 = "In main clauses the finite verb stands in second position."
 
 def sentence(name: str, k: int) -> str:
     return SHAPES[k].format(w=WORD[name])
+
+
+SHARED = ("Verb-final subordinate clauses", 3)
+"""This pair's sentence is written as the definite-article point's third sentence."""
+GRAMMATICAL_TWIN_OF = sentence("Plural in -en", 2)
+
+
+def written(name: str, k: int) -> str:
+    """The sentence the generator writes for pair `k` of a point."""
+    return sentence("Definite article agreement", 3) if (name, k) == SHARED else sentence(name, k)
+
+
+def truth(text: str) -> set[str]:
+    """Every point a sentence uses: those it was written for, and verb second after "Muer"."""
+    names = {n for n in WORD for k in SHAPES if written(n, k) == text}
+    return names | ({"Verb-second word order"} if text.startswith("Muer ginn mir") else set())
 
 
 def english(name: str, k: int) -> str:
@@ -138,14 +163,20 @@ def generate(prompt: str, attempt: int) -> str:
         return json.dumps({"sentence": "Sentence 2 about den Hond.", "english": english(name, 2)})
     if name == "Verb-final subordinate clauses" and k == 2:  # a duplicate of pair 1
         k = 1
-    return json.dumps({"sentence": sentence(name, k), "english": english(name, k)})
+    return json.dumps({"sentence": written(name, k), "english": english(name, k)})
 
 
 def backcheck(prompt: str, attempt: int) -> str:
     said = re.search(r"Luxembourgish sentence: (.+)", prompt).group(1)
+    name = re.search(r"Grammar point of Luxembourgish: (.+)", prompt).group(1)
     verdict = {"grammatical": True, "instantiates_point": True, "translation_quality": 8,
                "reason": "It uses the point."}  # fmt: skip
-    if said == sentence("Case forms of the definite article", 3):
+    if not truth(said):  # a twin: ungrammatical, but one
+        twin_of = said.replace(" x", " ", 1)
+        verdict.update(grammatical=twin_of == GRAMMATICAL_TWIN_OF, reason="The twin.")
+    elif name not in truth(said):  # another point than the sentence's: it does not apply
+        verdict.update(instantiates_point=False, reason="Another point.")
+    elif said == sentence("Case forms of the definite article", 3):
         verdict.update(grammatical=False, reason="The article is wrong.")
     elif said == sentence("Verb-second word order", 1):
         verdict.update(translation_quality=3, reason="The translation is loose.")
@@ -183,10 +214,27 @@ def agents(request: ChatRequest) -> str:
 ScriptedBackend.register("grammar-book-agents", agents)
 
 
+def write_flores(root: Path) -> Path:
+    """A set in FLORES-200's layout: a file per language, a sentence per line, in devtest/."""
+    split = root / "devtest"
+    split.mkdir(parents=True)
+    files = {"eng_Latn": [e for e, _ in FLORES], "ltz_Latn": [lb for _, lb in FLORES],
+             "fra_Latn": FRENCH}  # fmt: skip
+    for code, lines in files.items():
+        (split / f"{code}.devtest").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return root
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     folder = tmp_path_factory.mktemp("grammar-book")
-    (folder / "recipe.yaml").write_text(RECIPE, encoding="utf-8")
+    flores = write_flores(folder / "flores200_dataset")
+    sets = f"sets: [{{name: FLORES200, path: '{flores}', split: devtest, target: ltz_Latn}}]"
+    recipe = RECIPE.replace(
+        "GB-TRANSLATE: {direction: into}", f"GB-TRANSLATE: {{direction: into, {sets}}}"
+    )
+    assert recipe != RECIPE
+    (folder / "recipe.yaml").write_text(recipe, encoding="utf-8")
     book = write_pdf(folder / "book.pdf", scanned_page=True)
     with pytest.MonkeyPatch.context() as patch:  # a machine without Tesseract
         patch.setattr(book_reader, "find_engine", lambda languages: (None, "not installed"))
@@ -209,7 +257,8 @@ def test_every_stage_keeps_and_discards_what_it_should(built):
     stages = built.manifest.stages
     assert stages["read"] == {"pages": 5, "ocr_pages": 0, "skipped_pages": 1, "paragraphs": 6,
                               "tables": 1, "table_rows": 2, "sections": 4}  # fmt: skip
-    assert stages["sections"] == {"before": 4, "kept": 3, "removed": 1}  # phonology
+    assert stages["sections"] == {"before": 4, "kept": 3, "dropped": 1, "undecided": 0}
+    assert stages["classify"] == {"planned": 0, "kept": 0, "dropped": 0, "failed": 0}
     assert stages["windows"] == {"sections": 3, "text_windows": 6, "table_rows": 2}
     assert stages["extract"] == {"planned": 8, "points": 6, "none": 1, "failed": 1}
     assert stages["merge"] == {"before": 7, "kept": 5, "merged": 2}
@@ -217,9 +266,19 @@ def test_every_stage_keeps_and_discards_what_it_should(built):
     assert stages["dedup"] == {"before": 14, "kept": 13, "removed": 1}
     assert stages["backcheck"] == {"planned": 13, "accepted": 10, "rejected": 2, "failed": 1}
     assert stages["twins"] == {"planned": 10, "made": 9, "failed": 1}
-    assert built.manifest.tasks == {"GB-TASK1": 60, "GB-TASK2": 72, "GB-TASK3": 30,
-                                    "GB-TASK4": 27, "GB-TRANSLATE": 10}  # fmt: skip
-    assert stages["banks"] == {"items": 199}
+    # two other points per accepted sentence, and every twin: verb second applies to the three
+    # accepted "Muer ginn mir" sentences; the shared sentence's two points each apply to the
+    # other's copy; one twin is grammatical
+    assert stages["distractors"] == {"planned": 10 * 2 + 9, "clear": 15, "applies": 5,
+                                     "twin_wrong": 8, "twin_grammatical": 1,
+                                     "failed": 0}  # fmt: skip
+    assert built.manifest.tasks == {"GB-TASK1": 60, "GB-TASK2": 67, "GB-TASK3": 27,
+                                    "GB-TASK4": 8 * 3, "GB-TRANSLATE": 10 + 3}  # fmt: skip
+    banks = stages["banks"]
+    assert banks["items"] == 191 and banks["pairs_dropped"] == 1
+    # every drawn distractor that applies is replaced, or its item is left out
+    assert banks["distractors_dropped"] == banks["distractors_replaced"] + banks["items_left_out"]
+    assert banks["distractors_replaced"] > 0 and banks["items_left_out"] > 0
     failures = Counter(f["stage"] for f in lines(built.folder.file("failures.jsonl")))
     assert failures == {"sections": 1, "extract": 1, "merge": 2, "generate": 1, "dedup": 1,
                         "backcheck": 1, "twins": 1}  # fmt: skip
@@ -268,7 +327,10 @@ def test_rejected_and_failed_sentences_keep_their_verdicts_and_stay_out(built):
 def test_the_banks_ask_what_the_points_and_pairs_say(built):
     instances = {i["id"]: i for i in lines(built.folder.file("instances.jsonl"))}
     points = {p["id"]: p for p in lines(built.folder.file("points.jsonl"))}
-    of_text = {v["text"]: v["point_id"] for v in instances.values() if v["kind"] == "example"}
+    texts_of: dict[str, set[str]] = {}
+    for v in instances.values():
+        if v["kind"] == "example" and v["status"] == "accepted":
+            texts_of.setdefault(v["point_id"], set()).add(v["text"])
     items = lines(built.dataset_path)
     seeds = Counter(
         (i["task"], i["meta"].get("seed")) for i in items if i["task"] != "GB-TRANSLATE"
@@ -278,10 +340,11 @@ def test_the_banks_ask_what_the_points_and_pairs_say(built):
         options = {o["key"]: o["text"] for o in item["prompt"]["vars"].get("options", [])}
         if item["task"] == "GB-TASK1":
             [key] = item["answer"]
-            point = points[of_text[item["prompt"]["vars"]["sentence"]]]
+            point = points[instances[item["meta"]["sentence"]]["point_id"]]
             assert options[key] == f"{point['name']}: {point['description']}"
         elif item["task"] == "GB-TASK2":
-            shown = {k for k, text in options.items() if of_text[text] == item["meta"]["point"]}
+            own = texts_of[item["meta"]["point"]]
+            shown = {k for k, text in options.items() if text in own}
             assert set(item["answer"]) == shown and len(shown) <= 1
         elif item["task"] == "GB-TASK3":
             assert len(item["answer"]) == 2 and len(options) == item["meta"]["n_options"]
@@ -297,6 +360,40 @@ def test_the_banks_ask_what_the_points_and_pairs_say(built):
     settings = built.manifest.artifacts["options_built"]
     assert settings == {"GB-TASK1": [2, 4], "GB-TASK2": [1, 2, 4, 6, 8], "GB-TASK3": [4, 3],
                         "GB-TASK4": [2]}  # fmt: skip
+
+
+def _name(option: str) -> str:
+    return option.split(": ")[0]
+
+
+def test_no_wrong_option_is_right_too(built):
+    """The distractor check: no point owning a sentence is offered as wrong, and back."""
+    instances = {i["id"]: i for i in lines(built.folder.file("instances.jsonl"))}
+    names = {p["id"]: p["name"] for p in lines(built.folder.file("points.jsonl"))}
+    seen = Counter()
+    for item in lines(built.dataset_path):
+        options = {o["key"]: o["text"] for o in item["prompt"]["vars"].get("options", [])}
+        wrong = [text for key, text in options.items() if key not in item["answer"]]
+        if item["task"] == "GB-TASK1":
+            said = item["prompt"]["vars"]["sentence"]
+            assert not any(_name(text) in truth(said) for text in wrong), item["id"]
+            if said == sentence("Definite article agreement", 2) and item["meta"]["n_options"] == 4:
+                seen["task1"] += 1  # verb second applies: the three others are the distractors
+                assert {_name(t) for t in options.values()} == set(WORD) - {
+                    "Verb-second word order"
+                }
+        elif item["task"] == "GB-TASK2":
+            point = names[item["meta"]["point"]]
+            assert not any(point in truth(text) for text in wrong), item["id"]
+            seen["task2"] += point == "Verb-second word order"
+        elif item["task"] == "GB-TASK3":
+            said = [instances[s]["text"] for s in item["meta"]["sentences"]]
+            assert not any(_name(t) in truth(s) for t in wrong for s in said), item["id"]
+        elif item["task"] == "GB-TASK4":
+            assert instances[item["meta"]["pair"]]["annotations"]["correction"] != (
+                GRAMMATICAL_TWIN_OF
+            )
+    assert seen["task1"] == 3 and seen["task2"] > 0
 
 
 def test_the_build_report_names_the_skipped_page(built):
@@ -333,13 +430,13 @@ def test_validation_sample_round_trips_with_the_share_of_valid_sentences(built, 
     assert review["validation"] == {"decided": 10, "valid": 8, "valid_pct": 80.0, "sampled": 10}
     # the rejected sentence leaves every bank; its twin and the edited sentence's leave Task 4
     assert result.manifest.tasks["GB-TASK1"] == 9 * 2 * 3
-    assert result.manifest.tasks["GB-TASK4"] == 7 * 3
+    assert result.manifest.tasks["GB-TASK4"] == 6 * 3  # 8 pairs were built (one twin was right)
     report = (folder / "report.md").read_text(encoding="utf-8")
     assert "Human validation: 8 of 10 sampled sentences judged valid (80.0 %)" in report
 
 
-SENTENCES = {sentence(n, k): n for n in WORD for k in SHAPES}
-ENGLISH = {english(n, k): sentence(n, k) for n in WORD for k in SHAPES}
+WRITTEN = {written(n, k) for n in WORD for k in SHAPES}
+ENGLISH = {english(n, k): written(n, k) for n in WORD for k in SHAPES} | dict(FLORES)
 
 
 def _options(prompt: str) -> dict[str, str]:
@@ -347,25 +444,28 @@ def _options(prompt: str) -> dict[str, str]:
 
 
 def knowing(request: ChatRequest) -> str:
-    """A model that knows which point each of the book's sentences was written for."""
+    """A model that knows every point each of the book's sentences uses.
+
+    It picks every option that is right, so it scores 1 only where no wrong option is right too.
+    """
     prompt = request.messages[-1].content
     options = _options(prompt)
     if prompt.startswith("Translate"):
         return ENGLISH[prompt.strip().splitlines()[-1]]
     if "Answer with A or B" in prompt:
-        return next(k for k, text in options.items() if text in SENTENCES)
+        return next(k for k, text in options.items() if text in WRITTEN)
     if "Grammar knowledge point:" in prompt:
         name = re.search(r"Grammar knowledge point: (.+?): ", prompt).group(1)
-        picked = [k for k, text in options.items() if SENTENCES.get(text) == name]
+        picked = [k for k, text in options.items() if name in truth(text)]
         return ", ".join(picked) or "none"
     if "paragraph" in prompt:
         paragraph = re.search(r"Paragraph: (.+)", prompt).group(1)
-        names = {n for s, n in SENTENCES.items() if s in paragraph}
+        names = {n for s in WRITTEN if s in paragraph for n in truth(s)}
         return "The answer is " + " and ".join(
             k for k, text in options.items() if text.split(": ")[0] in names
         )
     said = re.search(r"Luxembourgish sentence: (.+)", prompt).group(1)
-    return next(k for k, text in options.items() if text.startswith(SENTENCES[said] + ":"))
+    return ", ".join(k for k, text in options.items() if text.split(": ")[0] in truth(said))
 
 
 def guessing(request: ChatRequest) -> str:
@@ -479,6 +579,82 @@ def test_eval_correlates_task_accuracies_with_translation_across_models(evaluate
     assert "with fewer than three models a correlation is ±1 or undefined" in report
 
 
+def test_a_flores_layout_set_is_read_and_scored_beside_the_generated_pairs(evaluated):
+    from sacrebleu.metrics import CHRF
+
+    figures = json.loads((evaluated / "grammar-book" / "figures.json").read_text())
+    sets = figures["translation_sets"]
+    guesses = MODELS[1]
+    flores = sets[guesses]["FLORES200"]["into"]
+    assert flores["n"] == 3 and sets[guesses]["G"]["into"]["n"] == 10
+    # the guessing model drops the first word of each reference
+    hypotheses = [" ".join(lb.split()[1:]) for _, lb in FLORES]
+    expected = CHRF(word_order=2).corpus_score(hypotheses, [[lb for _, lb in FLORES]]).score
+    assert flores["corpus"]["chrf++"] == pytest.approx(expected)
+    assert sets[MODELS[0]]["FLORES200"]["into"]["corpus"]["chrf++"] == 100.0
+    report = (evaluated / "report.md").read_text(encoding="utf-8")
+    assert "## Translation sets (Table 1 layout)" in report
+    assert "| FLORES200 | 3 |" in report and "| G (generated pairs) | 10 |" in report
+    assert f"| {guesses} | FLORES200 | into | 3 |" in report
+    assert f"| {guesses} | MIXED | into | 13 |" in report
+
+
+def test_comet_is_given_for_every_set_together_and_per_set(evaluated, tmp_path, monkeypatch):
+    import importlib.machinery
+    import shutil
+    import types
+
+    from gramagents.recipes.grammar_book.report import grammar_book_section
+    from gramagents.report.summary import summarize
+    from gramagents.runtime.run import read_manifest
+
+    folder = tmp_path / "eval"
+    shutil.copytree(evaluated, folder)
+    checkpoint = tmp_path / "model.ckpt"
+    checkpoint.write_bytes(b"weights")
+    monkeypatch.setenv("GRAMAGENTS_COMET_MODEL", str(checkpoint))
+
+    class Model:  # a stand-in for unbabel-comet's model: words of the reference translated
+        def predict(self, data, batch_size, gpus, progress_bar):
+            scores = [len(set(d["mt"].split()) & set(d["ref"].split())) / len(d["ref"].split())
+                      for d in data]  # fmt: skip
+            return types.SimpleNamespace(scores=scores, system_score=mean(scores))
+
+    fake = types.ModuleType("comet")
+    fake.load_from_checkpoint = lambda path: Model()
+    fake.__spec__ = importlib.machinery.ModuleSpec("comet", None)
+    monkeypatch.setitem(sys.modules, "comet", fake)
+    manifest = read_manifest(folder)
+    grammar_book_section(folder, manifest, summarize(folder / "scores.jsonl"))
+    figures = json.loads((folder / "grammar-book" / "figures.json").read_text())
+    for model in MODELS:
+        sets = figures["translation_sets"][model]
+        per_set = [(d["into"]["comet"]["mean"], d["into"]["n"]) for d in sets.values()]
+        mixed = figures["translation"][model]["comet"][0]
+        assert mixed == pytest.approx(sum(m * n for m, n in per_set) / sum(n for _, n in per_set))
+    assert figures["translation_sets"][MODELS[0]]["FLORES200"]["into"]["comet"]["mean"] == 1.0
+    assert figures["translation_sets"][MODELS[1]]["FLORES200"]["into"]["comet"]["mean"] < 1.0
+
+
+def test_the_radar_of_figure_3_is_in_the_viewer_and_the_report(evaluated):
+    page = (evaluated / "report.html").read_text(encoding="utf-8")
+    title = "Task accuracies per model, translation as the ring (Figure 3 layout)"
+    assert title in page
+    specs = [
+        json.loads(s)
+        for s in re.findall(r'<script type="application/json" id="spec-\d+">(.+?)</script>', page)
+    ]
+    [radar] = [s for s in specs if "facet" in s and "ring" in json.dumps(s)]
+    rows = radar["data"]["values"]
+    shapes = {(r["series"], r["axis"]): r["value"] for r in rows if r["layer"] == "shape"}
+    assert shapes[MODELS[0], "Task 1"] == 1.0 and shapes[MODELS[0], "Task 4"] == 1.0
+    rings = {r["series"]: r["value"] for r in rows if r["layer"] == "ring"}
+    assert rings[MODELS[0]] == 1.0 and 0 < rings[MODELS[1]] < 1.0  # chrF++ / 100
+    svg = (evaluated / "grammar-book" / "radar.svg").read_text(encoding="utf-8")
+    assert svg.startswith("<svg") and "Task 3" in svg
+    assert "![radar](grammar-book/radar.svg)" in (evaluated / "report.md").read_text()
+
+
 SMALL = {  # the embedded model: shorter values and fewer pairs, so the job takes minutes
     "max_tokens: 640": "max_tokens: 40",
     "max_tokens: 192": "max_tokens: 40",
@@ -506,8 +682,11 @@ def test_the_embedded_model_runs_every_stage_and_records_every_outcome(tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("built ") and "pymupdf" not in result.stdout
     stages = json.loads((tmp_path / "b" / "manifest.json").read_text())["stages"]
-    assert list(stages) == ["read", "sections", "windows", "extract", "merge", "generate",
-                            "dedup", "backcheck", "twins", "banks"]  # fmt: skip
+    assert list(stages) == ["read", "sections", "classify", "windows", "extract", "merge",
+                            "generate", "dedup", "backcheck", "twins", "distractors",
+                            "banks"]  # fmt: skip
+    said = result.stderr.splitlines()  # a line per stage as it ends, with its counts
+    assert any(line.startswith("extract: planned 3, ") for line in said), result.stderr
     windows = stages["windows"]["text_windows"] + stages["windows"]["table_rows"]
     assert windows == stages["extract"]["planned"] == 3  # one text window, two table rows
     extract = stages["extract"]
@@ -530,6 +709,10 @@ def test_the_embedded_model_runs_every_stage_and_records_every_outcome(tmp_path)
             assert verdict["model"] == "smollm2" and verdict["reason"]
             assert 0 <= verdict["details"]["translation_quality"] <= 10
     assert sum(i["kind"] == "pair" for i in instances) == stages["twins"].get("made", 0)
+    others = min(2, len(points) - 1)  # candidates: 2
+    distractors = stages["distractors"]
+    assert distractors["planned"] == check["accepted"] * others + stages["twins"].get("made", 0)
+    assert distractors["planned"] == sum(v for k, v in distractors.items() if k != "planned")
     assert stages["banks"]["items"] == len(lines(tmp_path / "b" / "dataset.jsonl"))
 
 

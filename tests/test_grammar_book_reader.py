@@ -11,9 +11,11 @@ from gramagents.recipes.grammar_book import reader as book_reader
 from gramagents.recipes.grammar_book.atelier import (
     SectionOptions,
     WindowOptions,
+    book_title,
     section_verdict,
     section_windows,
     split_sentences,
+    vocabulary_for,
 )
 from gramagents.recipes.grammar_book.reader import read_grammar_book
 from gramagents.sources import ReadOptions
@@ -140,13 +142,16 @@ def test_unreadable_books_are_one_line_naming_the_file(tmp_path, name, content, 
 
 def test_the_section_filter_keeps_syntax_and_morphology(tmp_path, no_ocr):
     sections = read_grammar_book(write_pdf(tmp_path / "book.pdf"), ReadOptions()).records
-    verdicts = [section_verdict(s, SectionOptions()) for s in sections]
-    assert verdicts[0] == "heading '1 phonology' names a dropped topic (phonology)"
-    assert verdicts[1:] == [None, None, None]
-    only_syntax = SectionOptions(keep=["syntax"])
-    assert [section_verdict(s, only_syntax) is None for s in sections] == [
-        False, False, False, True,
-    ]  # fmt: skip
+    options = SectionOptions()
+    vocabulary = vocabulary_for(options, "lb")
+    verdicts = [section_verdict(s, options, vocabulary, book_title(sections)) for s in sections]
+    assert book_title(sections) is None  # chapters are the top headings
+    assert [(v.decision, v.reason) for v in verdicts] == [
+        ("drop", "heading '1.1 Vowels' is under '1 Phonology', which names 'phonology'"),
+        ("keep", "heading '2.1 The definite article' names 'article'"),
+        ("keep", "heading '2.2 Plural of nouns' names 'plural'"),
+        ("keep", "heading '3.1 Verb-second word order' names 'verb'"),
+    ]
 
 
 def test_windows_slide_over_sentences_and_give_each_table_row_its_context(tmp_path, no_ocr):

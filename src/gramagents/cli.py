@@ -44,15 +44,20 @@ RunDir = Annotated[
 ]
 Limit = Annotated[
     int | None,
-    typer.Option(min=1, help="Use at most N items per task (eval) or N grammar points (build)."),
+    typer.Option(
+        min=1,
+        help="Sample N questions per task with --seed (a question: the items that share a "
+        "meta.question, else one item), spread over categories and source files.",
+    ),
 ]
-BuildLimit = Annotated[
+SourceLimit = Annotated[
     int | None,
     typer.Option(
         "--limit",
         min=1,
-        help="Read only the first N units of the source, per recipe: grammar points (cpg), "
-        "grammar items (gec), pages (grammar-book), items (edu), trees (syntax-qa).",
+        help="Read only the first N units of the source, as its recipe counts them: pages "
+        "(grammar-book), trees (syntax-qa), grammar points (cpg), grammar items (gec), items "
+        "(edu).",
     ),
 ]
 Seed = Annotated[int | None, typer.Option(help="Seed for sampling and shuffles.")]
@@ -105,10 +110,13 @@ def _run(coroutine: Coroutine[Any, Any, T]) -> T:
         raise typer.Exit(130) from None
 
 
-def _progress() -> Any:
-    from .progress import RichProgress, SilentProgress
+def _progress(lines: bool = False) -> Any:
+    """Bars on a terminal; elsewhere plain lines (`lines`) or nothing."""
+    from .progress import LineProgress, RichProgress, SilentProgress
 
-    return RichProgress(err) if err.is_terminal else SilentProgress()
+    if err.is_terminal:
+        return RichProgress(err)
+    return LineProgress(err) if lines else SilentProgress()
 
 
 @app.command()
@@ -128,7 +136,7 @@ def build(
         str | None, typer.Option(help="Model spec for every agent (default: the recipe's).")
     ] = None,
     run_dir: RunDir = None,
-    limit: BuildLimit = None,
+    limit: SourceLimit = None,
     seed: Seed = None,
     concurrency: Concurrency = 16,
     no_cache: NoCache = False,
@@ -149,9 +157,16 @@ def build(
         command=_command(),
         resume_changed=resume_changed.value,
     )
-    result = _run(run_build(recipe, options, _progress()))
+    result = _run(run_build(recipe, options, _progress(lines=True)))
     counts = result.manifest.tasks
-    _say(f"built {len(result.items)} items ({', '.join(f'{t} {n}' for t, n in counts.items())})")
+    if result.items:
+        _say(
+            f"built {len(result.items)} items ({', '.join(f'{t} {n}' for t, n in counts.items())})"
+        )
+    else:
+        _say(
+            "built 0 items: nothing passed the recipe's checks (the stages in the report say where)"
+        )
     _say(f"dataset: {result.dataset_path}")
     _say(f"view: {result.folder.file('report.html')} (open in a browser)")
     _say(f"report: {result.folder.file('report.md')}")

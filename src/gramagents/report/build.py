@@ -15,14 +15,17 @@ from ..sources.duplicates import describe
 from .markdown import markdown_table
 from .mdtext import Markdown, code_span, md_text
 
-BuildSection = Callable[[BuildManifest], list[str]]
+BuildSection = Callable[[BuildManifest, Path], list[str]]
 BUILD_SECTIONS: Registry[BuildSection] = Registry("build report section")
 """Recipes' own sections of a build's report (markdown lines from the manifest; none when
 the build is not theirs)."""
 
 
 def build_report_section(name: str, section: BuildSection) -> BuildSection:
-    """Register a section of the build report."""
+    """Register a section of the build report: `section(manifest, folder)` returns its lines.
+
+    `folder` is the build's run folder, for a section that reads the records written there.
+    """
     return BUILD_SECTIONS.register(name, section)
 
 
@@ -82,7 +85,7 @@ def _generated(folder: Path) -> Counter[str]:
     )
 
 
-def _stages_and_sections(manifest: BuildManifest) -> list[str]:
+def _stages_and_sections(manifest: BuildManifest, folder: Path) -> list[str]:
     """The stages' counts, then the recipes' own sections."""
     lines: list[str] = []
     if manifest.stages:
@@ -92,7 +95,7 @@ def _stages_and_sections(manifest: BuildManifest) -> list[str]:
             [[s, ", ".join(f"{k} {v}" for k, v in c.items())] for s, c in manifest.stages.items()],
         )
     for section in BUILD_SECTIONS.all().values():
-        lines += section(manifest)
+        lines += section(manifest, folder)
     return lines
 
 
@@ -121,7 +124,7 @@ def render_build_report(manifest: BuildManifest, folder: Path) -> str:
         lines += ["## Duplicates", "", *repeats, ""]
     lines += ["## Banks", ""]
     lines += markdown_table(["task", "items"], [[t, n] for t, n in manifest.tasks.items()])
-    lines += _stages_and_sections(manifest)
+    lines += _stages_and_sections(manifest, folder)
     status = _generated(folder)
     if status:
         lines += [

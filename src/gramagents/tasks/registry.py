@@ -118,6 +118,9 @@ class BuildResources:
 
     seed: int
     embed: Embed
+    counts: dict[str, int] = field(default_factory=dict)
+    """What the builder counts as it goes (e.g. distractors replaced); the build adds them to
+    the builder's stage in the manifest."""
 
 
 @dataclass(frozen=True)

@@ -8,14 +8,16 @@ model behind the agent bounds and batches the requests), the fanned-out `<name>`
 `finish-<name>` step when the agent has one; with agents off it is one node running the
 agent's `offline` step (and its `finish`). A filter node runs once over the whole set. The
 `banks` node runs the recipe's deterministic bank builder. The next node starts once every task
-of the previous one has finished.
+of the previous one has finished; as it starts, it reports the stages that finished before it
+(their counts and time) to the build's progress, and the banks node reports itself.
 """
 
 from __future__ import annotations
 
 import operator
+import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.runnables import RunnableConfig
@@ -24,7 +26,7 @@ from langgraph.types import Send
 from pydantic import BaseModel
 
 from ..agents.base import AgentContext, AgentSpec, AgentTask
-from ..progress import ProgressSink, SilentProgress
+from ..progress import ProgressSink, SilentProgress, stage_line
 from ..records import Item
 from ..tasks.registry import BankBuilderSpec, BuildResources
 from .nodes import (
@@ -83,6 +85,10 @@ class BuildContext:
     env: NodeEnv
     source_context: dict[str, Any] = field(default_factory=dict)
     progress: ProgressSink = field(default_factory=SilentProgress)
+    started: dict[str, float] = field(default_factory=dict)
+    """When each stage began (monotonic seconds), for the line that says it finished."""
+    reported: set[str] = field(default_factory=set)
+    """Stages whose counts have been reported."""
 
 
 def _context(config: RunnableConfig) -> BuildContext:
@@ -205,22 +211,49 @@ def _filter_node(stage: FilterStage) -> Callable[..., Any]:
     return run
 
 
+def _report_finished(ctx: BuildContext, tallies: dict[str, dict[str, int]], now: str) -> None:
+    """Say what every stage before `now` counted, once each (the reader's too)."""
+    for stage, counts in tallies.items():
+        if stage == now or stage in ctx.reported:
+            continue
+        ctx.reported.add(stage)
+        began = ctx.started.get(stage)
+        ctx.progress.note(
+            stage_line(stage, counts, None if began is None else time.monotonic() - began)
+        )
+
+
+def _entry_of(name: str, node: Callable[..., Any]) -> Callable[..., Any]:
+    """`node`, first reporting the finished stages and starting `name`'s clock."""
+
+    async def run(state: BuildState, config: RunnableConfig) -> Any:
+        ctx = _context(config)
+        _report_finished(ctx, state.get("tallies", {}), name)
+        ctx.started[name] = time.monotonic()
+        return await node(state, config)
+
+    return run
+
+
 async def banks(state: BuildState, config: RunnableConfig) -> dict[str, Any]:
     """Assemble the banks."""
     ctx = _context(config)
-    items = ctx.builder.build(view_of(state, ctx), ctx.tasks, ctx.builder_options, ctx.resources)
-    return {"items": items, "tallies": {ctx.builder_name: {"items": len(items)}}}
+    resources = replace(ctx.resources, counts={})
+    items = ctx.builder.build(view_of(state, ctx), ctx.tasks, ctx.builder_options, resources)
+    counts = {"items": len(items), **resources.counts}
+    _report_finished(ctx, {ctx.builder_name: counts}, "")
+    return {"items": items, "tallies": {ctx.builder_name: counts}}
 
 
 def _add_agent(graph: StateGraph, stage: AgentStage, previous: str, after: str) -> str:
     """Wire an agent stage after `previous`; returns the node the next stage follows."""
     if stage.context is None:  # agents off
-        graph.add_node(stage.name, _offline_node(stage))
+        graph.add_node(stage.name, _entry_of(stage.name, _offline_node(stage)))
         graph.add_edge(previous, stage.name)
         return stage.name
     prepare = f"prepare-{stage.name}"
     finish = f"finish-{stage.name}" if stage.spec.finish is not None else None
-    graph.add_node(prepare, _prepare_node(stage))
+    graph.add_node(prepare, _entry_of(stage.name, _prepare_node(stage)))
     graph.add_node(stage.name, _agent_node(stage))
     graph.add_edge(previous, prepare)
     target = finish or after
@@ -242,14 +275,14 @@ def _entry(stage: Stage) -> str:
 def build_graph(stages: list[Stage], builder: str = "banks") -> Any:
     """The compiled build graph for a recipe's stages and its builder node's name."""
     graph = StateGraph(BuildState)
-    graph.add_node(builder, banks)
+    graph.add_node(builder, _entry_of(builder, banks))
     previous = START
     for position, stage in enumerate(stages):
         after = _entry(stages[position + 1]) if position + 1 < len(stages) else builder
         if isinstance(stage, AgentStage):
             previous = _add_agent(graph, stage, previous, after)
         else:
-            graph.add_node(stage.name, _filter_node(stage))
+            graph.add_node(stage.name, _entry_of(stage.name, _filter_node(stage)))
             graph.add_edge(previous, stage.name)
             previous = stage.name
     graph.add_edge(previous, builder)

@@ -9,6 +9,8 @@ Figure 2.
 """
 
 from ...agents.base import agents_in
+from ...report.build import BUILD_SECTIONS
+from ...report.charts import CHARTS
 from ...report.markdown import report_files
 from ...scoring.extract import CHAINS
 from ...scoring.metrics import METRICS
@@ -17,7 +19,7 @@ from ...tasks.registry import bank_builder_in
 from ...workflow.nodes import FILTERS, record_file
 from ...workflow.review import REVIEWS
 from . import tasks  # noqa: F401 - the task specs every eval of a grammar-book bank needs
-from .records import BookSection, BookWindow
+from .records import BookSection, BookWindow, PointCheck
 from .report import grammar_book_section
 
 SOURCES.announce("grammar-book", f"{__name__}.reader")
@@ -27,6 +29,8 @@ FILTERS.announce("book-point-merge", f"{__name__}.extract")
 agents_in(["grammar-point-extractor"], f"{__name__}.extract")
 agents_in(["sentence-pair-generator"], f"{__name__}.generate")
 agents_in(["sentence-backcheck", "minimal-pair-maker"], f"{__name__}.forge")
+agents_in(["section-classifier"], f"{__name__}.classify")
+agents_in(["distractor-check"], f"{__name__}.crosscheck")
 bank_builder_in("grammar-book", f"{__name__}.builder")
 REVIEWS.announce("grammar-book", f"{__name__}.review")
 for _chain in ("letter-set", "gb-translation"):
@@ -35,4 +39,7 @@ for _metric in ("gb-set", "gb-choice", "gb-translation"):
     METRICS.announce(_metric, f"{__name__}.scoring")
 record_file(BookSection, "sections.jsonl")
 record_file(BookWindow, "windows.jsonl")
+record_file(PointCheck, "point_checks.jsonl")
 report_files("grammar-book", grammar_book_section)
+CHARTS.announce("grammar-book-radar", f"{__name__}.radar")
+BUILD_SECTIONS.announce("grammar-book", f"{__name__}.book_report")

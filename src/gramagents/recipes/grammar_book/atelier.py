@@ -1,9 +1,12 @@
-"""Phrasing Atelier filters (paper §3.2): keep the syntax and morphology sections, cut windows.
+"""Phrasing Atelier filters (paper §3.2): decide the grammar sections, cut windows.
 
-- `book-sections`: keeps a section when its path of headings names one of the `keep` topics
-  and none of the `drop` ones (case-insensitive, whole words). The paper keeps the sections
-  on syntax and morphology; the lists are the recipe's to change. A dropped section goes to
-  `failures.jsonl` with the reason.
+- `book-sections`: decides every section by its headings with the word lists of `headings.py`
+  (the book's language, English, French and German, plus the recipe's own terms): `keep`
+  (a grammar heading decides), `drop` (pronunciation, vocabulary, conversation, front matter,
+  ...) or `undecided` (no heading says, or only an ambiguous word such as "Agreement"). Each
+  section keeps its decision and the reason in `sections.jsonl`; a dropped one also goes to
+  `failures.jsonl`. Undecided sections are for the heading classifier agent (`classify.py`,
+  with agents on); otherwise they are not read.
 - `book-windows`: slides a window of `window` sentences (every `stride` sentences) over each
   kept section's text, and makes one window per table row with `row_context` sentences of
   the text before and after its table, so that the extractor reads every row with what the
@@ -14,75 +17,16 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ...workflow.nodes import BuildView, FilterSpec, NodeEnv, NodeUpdate, filter_node
+from .headings import HeadingVerdict, Vocabulary, heading_verdict
 from .records import BookSection, BookWindow
 
-KEEP = [
-    "syntax",
-    "morphology",
-    "morphosyntax",
-    "word order",
-    "sentence",
-    "clause",
-    "noun",
-    "nouns",
-    "verb",
-    "verbs",
-    "adjective",
-    "adjectives",
-    "adverb",
-    "adverbs",
-    "article",
-    "articles",
-    "pronoun",
-    "pronouns",
-    "preposition",
-    "prepositions",
-    "case",
-    "cases",
-    "plural",
-    "gender",
-    "tense",
-    "tenses",
-    "mood",
-    "agreement",
-    "inflection",
-    "declension",
-    "conjugation",
-    "negation",
-    "question",
-    "questions",
-    "conjunction",
-    "conjunctions",
-    "particle",
-    "particles",
-    "numeral",
-    "numerals",
-    "word formation",
-]
-DROP = [
-    "phonology",
-    "phonetics",
-    "pronunciation",
-    "orthography",
-    "spelling",
-    "lexicon",
-    "vocabulary",
-    "glossary",
-    "preface",
-    "foreword",
-    "acknowledgements",
-    "bibliography",
-    "references",
-    "index",
-    "contents",
-    "abbreviations",
-]
 ABBREVIATIONS = {
     "e.g",
     "i.e",
@@ -126,55 +70,76 @@ class _Options(BaseModel):
 
 
 class SectionOptions(_Options):
-    """Which sections the extractor reads."""
+    """Which sections the extractor reads (`headings.py` holds the word lists)."""
 
-    keep: list[str] = Field(default_factory=lambda: list(KEEP))
-    """Topics (words or phrases) a kept section's headings name."""
-    drop: list[str] = Field(default_factory=lambda: list(DROP))
-    """Topics that drop a section even when it names a kept one (checked first)."""
+    languages: list[str] | None = None
+    """Language codes whose heading lists are read (None: the book's language, English,
+    French and German)."""
+    keep: list[str] = Field(default_factory=list)
+    """More grammar terms (whole words) that keep a section."""
+    drop: list[str] = Field(default_factory=list)
+    """More terms that drop a section (read before the grammar terms)."""
+    ambiguous: list[str] = Field(default_factory=list)
+    """More terms that name grammar only under a grammar heading."""
     front_matter: bool = False
-    """Keep the text before the first heading."""
+    """Keep the text before the first heading (or directly under the book's title)."""
 
 
-def _pattern(topics: list[str]) -> re.Pattern[str] | None:
-    if not topics:
+def book_title(found: list[BookSection]) -> str | None:
+    """The heading above every section (the book's title), if there is one."""
+    paths = [s.path for s in found if s.level > 0]
+    if not paths or not any(len(p) > 1 for p in paths):
         return None
-    words = "|".join(re.escape(t.strip().casefold()) for t in topics if t.strip())
-    return re.compile(rf"(?<!\w)(?:{words})(?!\w)") if words else None
+    first = paths[0][0]
+    return first if all(p[0] == first for p in paths) else None
 
 
-def section_verdict(section: BookSection, options: SectionOptions) -> str | None:
-    """Why a section is dropped, or None when it is kept."""
-    if section.level == 0 and not options.front_matter:
-        return "text before the first heading"
-    headings = [h.casefold() for h in section.path]
-    drop, keep = _pattern(options.drop), _pattern(options.keep)
-    for heading in headings:
-        if drop is not None and (found := drop.search(heading)):
-            return f"heading '{heading}' names a dropped topic ({found.group(0)})"
-    if keep is None or not any(keep.search(h) for h in headings):
-        return "no heading names a kept topic (syntax, morphology, ...)"
-    return None
+def vocabulary_for(options: SectionOptions, code: str) -> Vocabulary:
+    """The heading lists of the book's language and English, French and German."""
+    languages = options.languages or [code, "en", "fr", "de"]
+    extra = {"grammar": options.keep, "drop": options.drop, "ambiguous": options.ambiguous}
+    return Vocabulary.of(languages, extra)  # type: ignore[arg-type]
+
+
+def section_verdict(
+    section: BookSection, options: SectionOptions, vocabulary: Vocabulary, title: str | None
+) -> HeadingVerdict:
+    """What the word lists say of a section (its headings below the book's title)."""
+    path = section.path[1:] if title is not None and section.path[:1] == [title] else section.path
+    if section.level == 0 or not path:
+        if options.front_matter:
+            return HeadingVerdict("keep", "text before the first heading (front_matter: true)")
+        return HeadingVerdict("drop", "text before the first heading or under the book's title")
+    return heading_verdict(path, vocabulary)
 
 
 async def filter_sections(view: BuildView, options: Any, env: NodeEnv) -> NodeUpdate:
-    """Keep the sections on the kept topics."""
+    """Decide every section by its headings; the extractor reads the kept ones."""
     found = view.of_type(BookSection)
-    removed, failures = [], []
+    vocabulary = vocabulary_for(options, str(view.context.get("book", {}).get("code", "")))
+    title = book_title(found)
+    decided, failures = [], []
     for section in found:
-        reason = section_verdict(section, options)
-        if reason is not None:
-            removed.append(section.id)
+        verdict = section_verdict(section, options, vocabulary, title)
+        by = "front matter" if section.level == 0 or section.path == [title] else "words"
+        decided.append(
+            section.model_copy(
+                update={"decision": verdict.decision, "reason": verdict.reason, "decided_by": by}
+            )
+        )
+        if verdict.decision == "drop":
             failures.append(
                 {
                     "id": section.id,
                     "section": " > ".join(section.path),
                     "pages": section.pages,
-                    "reason": reason,
+                    "reason": verdict.reason,
                 }
             )
-    counts = {"before": len(found), "kept": len(found) - len(removed), "removed": len(removed)}
-    return NodeUpdate(removed=removed, failures=failures, counts=counts)
+    tally = Counter(s.decision for s in decided)
+    counts = {"before": len(found), "kept": tally["keep"], "dropped": tally["drop"],
+              "undecided": tally["undecided"]}  # fmt: skip
+    return NodeUpdate(records=list(decided), failures=failures, counts=counts)
 
 
 filter_node(
@@ -182,7 +147,7 @@ filter_node(
         name="book-sections",
         run=filter_sections,
         options=SectionOptions,
-        description="Keep the sections on syntax and morphology (paper §3.2).",
+        description="Decide which sections are on grammar, by their headings (paper §3.2).",
     )
 )
 
@@ -281,13 +246,14 @@ def section_windows(section: BookSection, options: WindowOptions) -> list[BookWi
 async def make_windows(view: BuildView, options: Any, env: NodeEnv) -> NodeUpdate:
     """Windows over every kept section."""
     made: list[BookWindow] = []
-    for section in view.of_type(BookSection):
+    read = [s for s in view.of_type(BookSection) if s.decision in (None, "keep")]
+    for section in read:
         made += section_windows(section, options)
     text = sum(w.kind == "text" for w in made)
     return NodeUpdate(
         records=list(made),
         counts={
-            "sections": len(view.of_type(BookSection)),
+            "sections": len(read),
             "text_windows": text,
             "table_rows": len(made) - text,
         },

@@ -14,7 +14,8 @@ minimal pair only while its sentence is still the one it was made from.
   `positives[1]` of them, drawn per item, so with N2s = 1 the sentence may or may not).
 - GB-TASK3: a paragraph of N3s sentences of distinct points and N3g points; the N3s shown.
 - GB-TASK4: a minimal pair, in an order drawn per seed; the acceptable sentence.
-- GB-TRANSLATE: the generated pairs, into the book's language (or from it, or both).
+- GB-TRANSLATE: the generated pairs, into the book's language (or from it, or both), and the
+  sentences of the translation sets given in FLORES-200's layout (`sets.py`): MIXED.
 
 Tasks 1-3 are multiple selection, scored as the paper scores them, by accuracy: an answer is
 right when the set of options picked is exactly the set that is right.
@@ -32,7 +33,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ...records import GrammarPoint, Instance, Item, PromptParts
 from ...tasks.registry import BuildResources
 from ...workflow.nodes import BuildView
-from .records import book_language
+from .distractors import Owners
+from .records import PointCheck, book_language
+from .sets import GENERATED, TranslationSet, read_set
 
 LETTERS = string.ascii_uppercase
 
@@ -102,6 +105,16 @@ class TranslateParams(_Params):
     direction: Literal["into", "from", "both"] = "into"
     """`into` the book's language from English (the paper's Table 3), `from` it, or both."""
     size: int | None = Field(default=None, ge=1)
+    """Generated pairs translated (None: every accepted one)."""
+    sets: list[TranslationSet] = Field(default_factory=list)
+    """Sets in FLORES-200's layout translated beside the generated pairs (MIXED, Table 1)."""
+
+    @model_validator(mode="after")
+    def _distinct(self) -> TranslateParams:
+        names = [s.name for s in self.sets]
+        if GENERATED in names or len(set(names)) != len(names):
+            raise ValueError(f"set names must differ from each other and from {GENERATED}")
+        return self
 
 
 class BankOptions(_Params):
@@ -141,6 +154,7 @@ class Material:
             and s.text == i.annotations.get("correction")
         ]
         self.language = book_language(view.context)
+        self.owners = Owners(self.sentences, self.pairs, view.of_type(PointCheck))
 
     def point(self, sentence: Instance) -> GrammarPoint:
         """The grammar point of a sentence."""
@@ -190,7 +204,10 @@ def task1(m: Material, p: Task1Params, seed: int) -> Iterator[Item]:
             others = sorted(k for k in m.points if k != point.id)
             for s in range(p.seeds):
                 rng = random.Random(f"{seed}/GB-TASK1/{n}/{s}/{sentence.id}")
-                shown = [point, *(m.points[k] for k in rng.sample(others, n - 1))]
+                drawn = m.owners.draw(rng, others, n - 1, lambda k, x=sentence: m.owners.owns(k, x))
+                if drawn is None:
+                    continue
+                shown = [point, *(m.points[k] for k in drawn)]
                 rng.shuffle(shown)
                 options = _options([_description(x) for x in shown])
                 gold = [LETTERS[shown.index(point)]]
@@ -231,7 +248,13 @@ def task2(m: Material, p: Task2Params, seed: int) -> Iterator[Item]:
             for s in range(p.seeds):
                 rng = random.Random(f"{seed}/GB-TASK2/{n}/{s}/{point_id}")
                 k = rng.randint(max(lo, n - len(others)), hi)
-                shown = rng.sample(own, k) + rng.sample(others, n - k)
+                mine = rng.sample(own, k)
+                drawn = m.owners.draw(
+                    rng, others, n - k, lambda x, mine=point_id: m.owners.owns(mine, x)
+                )
+                if drawn is None:
+                    continue
+                shown = mine + drawn
                 rng.shuffle(shown)
                 options = _options([x.text for x in shown])
                 gold = [LETTERS[i] for i, x in enumerate(shown) if x.point_id == point_id]
@@ -267,7 +290,15 @@ def task3(m: Material, p: Task3Params, seed: int) -> Iterator[Item]:
                 ]
                 paragraph = [rng.choice(m.by_point[k]) for k in shown_ids]
                 rest = sorted(k for k in m.points if k not in shown_ids)
-                listed = shown_ids + rng.sample(rest, n - p.sentences)
+                drawn = m.owners.draw(
+                    rng,
+                    rest,
+                    n - p.sentences,
+                    lambda k, shown=paragraph: any(m.owners.owns(k, x) for x in shown),
+                )
+                if drawn is None:
+                    continue
+                listed = shown_ids + drawn
                 rng.shuffle(listed)
                 options = _options([_description(m.points[k]) for k in listed])
                 gold = sorted(LETTERS[listed.index(k)] for k in shown_ids)
@@ -297,7 +328,7 @@ def task3(m: Material, p: Task3Params, seed: int) -> Iterator[Item]:
 
 def task4(m: Material, p: Task4Params, seed: int) -> Iterator[Item]:
     """A minimal pair in a seeded order; the grammatical sentence is the answer."""
-    for pair in _units(m.pairs, p.size, seed, "GB-TASK4"):
+    for pair in _units(m.owners.usable_pairs(m.pairs), p.size, seed, "GB-TASK4"):
         point = m.points[pair.point_id]
         good, bad = str(pair.annotations["correction"]), pair.text
         for s in range(p.seeds):
@@ -315,38 +346,64 @@ def task4(m: Material, p: Task4Params, seed: int) -> Iterator[Item]:
             )
 
 
-def translate(m: Material, p: TranslateParams, seed: int) -> Iterator[Item]:
-    """Each accepted sentence pair, into the book's language, from it, or both."""
-    directions = ["into", "from"] if p.direction == "both" else [p.direction]
+def _translation_item(
+    m: Material, ident: str, direction: str, english: str, target: str, meta: dict[str, Any]
+) -> Item:
+    source, reference, languages = english, target, ("English", m.language)
+    if direction == "from":
+        source, reference, languages = target, english, (m.language, "English")
+    return Item(
+        id=ident,
+        task="GB-TRANSLATE",
+        prompt=PromptParts(
+            template="grammar-book/translate.md",
+            vars={
+                "source_language": languages[0],
+                "target_language": languages[1],
+                "source": source,
+            },
+        ),
+        answer=reference,
+        meta={**meta, "direction": direction, "source": source},
+    )
+
+
+def _generated(m: Material, p: TranslateParams, seed: int, directions: list[str]) -> list[Item]:
+    items = []
     for sentence in _units(m.sentences, p.size, seed, "GB-TRANSLATE"):
-        english = str(sentence.annotations.get("english", ""))
         point = m.point(sentence)
+        meta = {"set": GENERATED, "point": point.id, "category": point.category,
+                "language": point.language, "sentence": sentence.id}  # fmt: skip
+        english = str(sentence.annotations.get("english", ""))
         for direction in directions:
-            source, reference = (english, sentence.text)
-            languages = ("English", m.language)
-            if direction == "from":
-                source, reference, languages = reference, source, languages[::-1]
-            yield Item(
-                id=f"GB-TRANSLATE/{direction}/{sentence.id}",
-                task="GB-TRANSLATE",
-                prompt=PromptParts(
-                    template="grammar-book/translate.md",
-                    vars={
-                        "source_language": languages[0],
-                        "target_language": languages[1],
-                        "source": source,
-                    },
-                ),
-                answer=reference,
-                meta={
-                    "point": point.id,
-                    "category": point.category,
-                    "language": point.language,
-                    "direction": direction,
-                    "source": source,
-                    "sentence": sentence.id,
-                },
-            )
+            ident = f"GB-TRANSLATE/{direction}/{sentence.id}"
+            items.append(_translation_item(m, ident, direction, english, sentence.text, meta))
+    return items
+
+
+def _set_items(m: Material, spec: TranslationSet, directions: list[str]) -> list[Item]:
+    pairs = read_set(spec)
+    items = []
+    for line, (english, target) in enumerate(zip(pairs.english, pairs.target, strict=True)):
+        meta = {"set": spec.name, "line": line + 1, "file": pairs.files[1]}
+        for direction in directions:
+            ident = f"GB-TRANSLATE/{direction}/{spec.name}:{line + 1}"
+            items.append(_translation_item(m, ident, direction, english, target, meta))
+    return items
+
+
+def translate(m: Material, p: TranslateParams, seed: int) -> Iterator[Item]:
+    """The accepted sentence pairs and each set's, into the book's language, from it, or both.
+
+    The sets take turns (a generated pair, a sentence of each set, ...), so that
+    `gramagents eval --limit N` asks some of every set.
+    """
+    directions = ["into", "from"] if p.direction == "both" else [p.direction]
+    groups = [_generated(m, p, seed, directions), *(_set_items(m, s, directions) for s in p.sets)]
+    step = len(directions)
+    for start in range(0, max((len(g) for g in groups), default=0), step):
+        for group in groups:
+            yield from group[start : start + step]
 
 
 def unit_major(items: list[Item], unit: str) -> list[Item]:
@@ -381,4 +438,5 @@ def build_banks(
     for name, params in tasks.items():
         made = list(BUILDERS[name](material, params, resources.seed))  # type: ignore[operator]
         items += unit_major(made, UNITS[name]) if name in UNITS else made
+    resources.counts.update(material.owners.counts)
     return items

@@ -5,20 +5,29 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...records import Item
+from ...records import Instance, Item
 from ...tasks.registry import BankBuilderSpec, bank_builder
 from ...workflow.nodes import BuildView
 from .banks import TASK_PARAMS, BankOptions, build_banks
+from .book_report import backcheck_summary
 
 
 def settings_built(folder: Path, view: BuildView, items: list[Item]) -> dict[str, Any]:
-    """Which numbers of options each probing task was built with (too few points drop some)."""
+    """What the banks were built with, for the manifest.
+
+    The numbers of options each probing task was built with (too few points drop some) and
+    the back-check's shares (§3.3: grammatical sentences, mean translation quality).
+    """
     built: dict[str, list[int]] = {}
     for item in items:
         n = item.meta.get("n_options")
         if n is not None and n not in built.setdefault(item.task, []):
             built[item.task].append(n)
-    return {"options_built": built}
+    found: dict[str, Any] = {"options_built": built}
+    backcheck = backcheck_summary(view.of_type(Instance))
+    if backcheck is not None:
+        found["backcheck"] = backcheck
+    return found
 
 
 bank_builder(

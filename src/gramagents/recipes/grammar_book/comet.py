@@ -61,11 +61,11 @@ def _predict(model: Any, rows: list[dict[str, str]]) -> list[float]:
 
 
 def comet_scores(
-    groups: dict[tuple[str, str], list[dict[str, str]]], cache_file: Path
-) -> tuple[dict[tuple[str, str], dict[str, float]], str]:
-    """Mean and std of sentence COMET per (model, direction), and what was done.
+    groups: dict[tuple[str, ...], list[dict[str, str]]], cache_file: Path
+) -> tuple[dict[tuple[str, ...], dict[str, float]], str]:
+    """Mean and std of sentence COMET per group, and what was done.
 
-    `groups`: per (model, direction), rows of `src`, `mt` and `ref`.
+    `groups`: per (model, direction) or (model, direction, set), rows of `src`, `mt` and `ref`.
     """
     checkpoint, status = comet_checkpoint()
     if checkpoint is None or not groups:
@@ -73,7 +73,7 @@ def comet_scores(
     cached: dict[str, list[float]] = {}
     if cache_file.is_file():
         cached = json.loads(cache_file.read_text(encoding="utf-8"))
-    results: dict[tuple[str, str], dict[str, float]] = {}
+    results: dict[tuple[str, ...], dict[str, float]] = {}
     model = None  # loaded once, and only when some group is not cached
     for group, rows in groups.items():
         key = _key(checkpoint, rows)
@@ -101,6 +101,7 @@ def translation_rows(scores_file: Path) -> dict[tuple[str, str], list[dict[str, 
                 "src": str(details.get("source", "")),
                 "mt": str(details.get("hypothesis", "")),
                 "ref": str(details.get("reference", "")),
+                "set": str(details.get("set", "G")),
             }
         )
     for rows in groups.values():

@@ -29,7 +29,8 @@ class BookOptions(BaseModel):
     """The language the book describes, as prompts name it (a markdown book's front matter
     `language:` overrides it)."""
     code: str = "lb"
-    """Its language code (recorded with every grammar point)."""
+    """Its language code (recorded with every grammar point, and choosing the section filter's
+    heading lists; a markdown book's front matter `code:` overrides it)."""
     ocr: Literal["auto", "off"] = "auto"
     """`auto`: recognise image-only pages when Tesseract and pytesseract are installed."""
     ocr_languages: str = "eng"
@@ -88,9 +89,9 @@ def read_grammar_book(path: Path, options: ReadOptions) -> SourceData:
         outline, meta, pages = read_markdown_or_text(path)
         if options.limit is not None:
             outline.items = [i for i in outline.items if i.page <= options.limit]
-        language = meta.get("language")
-        if language is not None:
-            book = book.model_copy(update={"language": str(language)})
+        named = {k: str(meta[k]) for k in ("language", "code") if meta.get(k) is not None}
+        if named:
+            book = book.model_copy(update=named)
             info["language"] = book.language
         stats = {"pages": min(pages, options.limit or pages)}
         info["pages"] = stats["pages"]

@@ -43,6 +43,11 @@ class BookSection(Record):
     """Heading depth: 1 for a chapter (0 for text before the first heading)."""
     pages: list[int]
     blocks: list[BookBlock] = Field(default_factory=list)
+    decision: Literal["keep", "drop", "undecided"] | None = None
+    """Whether the extractor reads it (None: no section filter has run)."""
+    reason: str = ""
+    """Why, in words (the heading and the term that decided, or the classifier's reason)."""
+    decided_by: Literal["", "words", "classifier", "front matter"] = ""
 
 
 class BookWindow(Record):
@@ -80,6 +85,24 @@ class BookPoint(GrammarPoint):
     section: str = ""
     merged: list[str] = Field(default_factory=list)
     """Ids of the duplicates merged into this point."""
+    model: str | None = None
+    prompt_hash: str | None = None
+
+
+class PointCheck(Record):
+    """Whether a grammar point other than a sentence's own also applies to it (the back-checker).
+
+    A point that applies is never offered as a wrong option for the sentence, nor the sentence
+    as a wrong option for the point. For a minimal pair's twin, `point_id` is the pair's own
+    point and `applies` says whether the twin is grammatical after all.
+    """
+
+    id: str
+    sentence_id: str
+    point_id: str
+    kind: Literal["distractor", "twin"] = "distractor"
+    applies: bool
+    reason: str = ""
     model: str | None = None
     prompt_hash: str | None = None
 

@@ -19,6 +19,7 @@ from ...report.summary import Summary
 from ...runtime.paths import safe_name
 from ...runtime.rundir import write_atomic
 from .comet import comet_scores, translation_rows
+from .sets import GENERATED
 
 TASKS = (("GB-TASK1", "Task 1"), ("GB-TASK2", "Task 2"), ("GB-TASK3", "Task 3"),
          ("GB-TASK4", "Task 4"))  # fmt: skip
@@ -34,6 +35,10 @@ def translation_stem(model: str, direction: str, taken: set[str] | None = None) 
     stems already used in the folder.
     """
     return safe_name(f"{safe_name(model)}.{safe_name(direction)}", taken)
+
+
+def _triple(row: dict[str, Any]) -> dict[str, str]:
+    return {k: row[k] for k in ("src", "mt", "ref")}
 
 
 def _pm(mean: float | None, std: float | None, digits: int = 2) -> str:
@@ -66,6 +71,7 @@ class Figures:
                 ]  # fmt: skip
         self.translation: dict[str, dict[str, tuple[float, float]]] = {}
         self.corpus: dict[str, dict[str, Any]] = {}
+        self.sets: dict[str, dict[str, Any]] = {}
         self.spbleu: dict[str, Any] = {}
         for model in self.models:
             aggregate = summary.aggregates.get((model, TRANSLATE))
@@ -73,20 +79,33 @@ class Figures:
                 continue
             directions = aggregate.tables["directions"]
             self.corpus[model] = directions
+            self.sets[model] = aggregate.tables.get("sets", {})
             self.spbleu = aggregate.tables["spbleu"]
             head = directions[next(iter(directions))]["sentence"]
             self.translation[model] = {k: (v["mean"], v["std"]) for k, v in head.items()}
         self.comet_status = ""
         if self.corpus:
-            rows = translation_rows(folder / "scores.jsonl")
-            groups = {key: [{k: r[k] for k in ("src", "mt", "ref")} for r in v]
-                      for key, v in rows.items()}  # fmt: skip
-            comet, self.comet_status = comet_scores(groups, folder / FOLDER / "comet.json")
-            for (model, direction), value in comet.items():
-                if direction == next(iter(self.corpus[model])) and value:
-                    self.translation[model]["comet"] = (value["mean"], value["std"])
-                self.corpus[model][direction]["comet"] = value
-            self._write_translations(folder, rows)
+            self._comet(folder)
+
+    def _comet(self, folder: Path) -> None:
+        """COMET over every set together (MIXED) and, with several sets, per set."""
+        rows = translation_rows(folder / "scores.jsonl")
+        groups: dict[tuple[str, ...], list[dict[str, str]]] = {
+            key: [_triple(r) for r in group] for key, group in rows.items()
+        }
+        for (model, direction), group in rows.items():
+            for name in self.sets.get(model, {}) if len(self.sets.get(model, {})) > 1 else []:
+                groups[model, direction, name] = [_triple(r) for r in group if r["set"] == name]
+        comet, self.comet_status = comet_scores(groups, folder / FOLDER / "comet.json")
+        for key, value in comet.items():
+            model, direction = key[0], key[1]
+            if len(key) == 3:
+                self.sets[model][key[2]].get(direction, {})["comet"] = value
+                continue
+            if direction == next(iter(self.corpus[model])) and value:
+                self.translation[model]["comet"] = (value["mean"], value["std"])
+            self.corpus[model][direction]["comet"] = value
+        self._write_translations(folder, rows)
 
     def _write_translations(self, folder: Path, rows: dict[tuple[str, str], list[dict]]) -> None:
         taken: set[str] = set()
@@ -149,6 +168,42 @@ def _figure_4(figures: Figures, folder: Path) -> list[str]:
     return lines
 
 
+def _metric_cells(data: dict[str, Any], columns: list[str]) -> list[str]:
+    cells = []
+    for key in columns:
+        if key == "comet":
+            value = data.get("comet") or {}
+            cells.append(_pm(value.get("mean"), value.get("std"), 3))
+        else:
+            score = data["corpus"].get(key)
+            cells.append("—" if score is None else f"{score:.2f}")
+    return cells
+
+
+def _table_1(figures: Figures) -> list[str]:
+    """The translation sets (the paper's Table 1): sentences and their length, per set."""
+    sets = next((s for s in figures.sets.values() if s), {})
+    if not sets:
+        return []
+    rows = []
+    for name, directions in sets.items():
+        data = next(iter(directions.values()))
+        chars = data.get("source_chars", {})
+        label = f"{name} (generated pairs)" if name == GENERATED else name
+        rows.append([label, data["n"], _pm(chars.get("mean"), chars.get("std"))])
+    total = sum(r[1] for r in rows)  # type: ignore[misc]
+    return [
+        "## Translation sets (Table 1 layout)",
+        "",
+        f"MIXED: {total} sentences in {len(rows)} set(s), scored together (Table 3) and per set "
+        "(below). Sets beside the generated pairs are given in FLORES-200's layout "
+        "(`GB-TRANSLATE: {sets: [...]}` in the recipe).",
+        "",
+        *markdown_table(["set", "sentences", "source characters (μ ± std)"], rows),
+        "",
+    ]
+
+
 def _translation(figures: Figures) -> list[str]:
     if not figures.corpus:
         return []
@@ -157,8 +212,9 @@ def _translation(figures: Figures) -> list[str]:
         "## Translation",
         "",
         "Corpus scores from sacrebleu (as `sacrebleu REF -i HYP -m bleu chrf "
-        "--chrf-word-order 2` prints them; spBLEU with `-tok flores200`), per direction. "
-        f"The files are in `{FOLDER}/translations/`.",
+        "--chrf-word-order 2` prints them; spBLEU with `-tok flores200`), per direction, over "
+        "every set together (MIXED) and per set. The translations (MIXED) are in "
+        f"`{FOLDER}/translations/`.",
         "",
         "- spBLEU: "
         + ("computed (" + spbleu.get("why", "") + ")" if spbleu.get("available")
@@ -172,18 +228,34 @@ def _translation(figures: Figures) -> list[str]:
     names = dict(METRICS)
     rows = []
     for model, directions in figures.corpus.items():
-        for direction, data in directions.items():
-            cells = []
-            for key in columns:
-                if key == "comet":
-                    value = data.get("comet") or {}
-                    cells.append(_pm(value.get("mean"), value.get("std"), 3))
-                else:
-                    score = data["corpus"].get(key)
-                    cells.append("—" if score is None else f"{score:.2f}")
-            rows.append([model, direction, str(data["n"]), *cells])
-    header = ["model", "direction", "sentences", *(names[k] for k in columns)]
+        sets = figures.sets.get(model, {})
+        groups = [("MIXED", directions), *(sets.items() if len(sets) > 1 else [])]
+        for name, by_direction in groups:
+            for direction, data in by_direction.items():
+                cells = _metric_cells(data, columns)
+                rows.append([model, name, direction, str(data["n"]), *cells])
+    header = ["model", "set", "direction", "sentences", *(names[k] for k in columns)]
     return lines + markdown_table(header, rows) + [""]
+
+
+def _figure_3(figures: Figures, folder: Path) -> list[str]:
+    from .plots import save_svg
+    from .radar import radar
+
+    accuracy = {key: value[0] for key, value in figures.accuracy.items()}
+    rings, labels = {}, set()
+    for model, metrics in figures.translation.items():
+        head = next(iter(figures.corpus[model].values()))["corpus"]  # MIXED, first direction
+        if "comet" in metrics:
+            rings[model], label = metrics["comet"][0], "COMET"
+        else:
+            rings[model], label = head["chrf++"] / 100.0, "chrF++ / 100"
+        labels.add(label)
+    figure = radar(figures.models, accuracy, rings, " or ".join(sorted(labels)) or "none")
+    if figure is None:
+        return []
+    save_svg(figure.spec, folder / FOLDER / "radar.svg")
+    return [f"## {figure.title}", "", figure.caption, "", f"![radar]({FOLDER}/radar.svg)", ""]
 
 
 def correlations(figures: Figures) -> tuple[list[str], list[dict[str, Any]]]:
@@ -246,7 +318,8 @@ def grammar_book_section(folder: Path, manifest: RunManifest, summary: Summary) 
     if not any(t in manifest.tasks for t, _ in (*TASKS, (TRANSLATE, ""))):
         return []
     figures = Figures(folder, manifest, summary)
-    lines = _table_3(figures) + _figure_4(figures, folder) + _translation(figures)
+    lines = _table_3(figures) + _figure_4(figures, folder) + _figure_3(figures, folder)
+    lines += _table_1(figures) + _translation(figures)
     correlation, cells = _figure_2(figures, folder)
     data = {
         "accuracy": [
@@ -254,6 +327,7 @@ def grammar_book_section(folder: Path, manifest: RunManifest, summary: Summary) 
             for (m, t), v in figures.accuracy.items()
         ],
         "translation": figures.translation,
+        "translation_sets": figures.sets,
         "degradation": figures.curves,
         "correlation": cells,
     }

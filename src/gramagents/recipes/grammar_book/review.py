@@ -29,7 +29,7 @@ from ...workflow.review import (
     read_review,
     write_review,
 )
-from .records import BookPoint, BookSection, BookWindow
+from .records import BookPoint, BookSection, BookWindow, PointCheck
 
 REVIEW_FILE = "review.csv"
 
@@ -84,8 +84,11 @@ def _load(folder: Path) -> BuildView:
         ("windows.jsonl", BookWindow),
         ("points.jsonl", BookPoint),
         ("instances.jsonl", Instance),
+        ("point_checks.jsonl", PointCheck),
     ):
         path = folder / name
+        if not path.is_file() and name == "point_checks.jsonl":
+            continue  # built with agents off, or before the distractor check
         if not path.is_file():
             raise RunError(f"{folder}: no {name} (was it built by the grammar-book recipe?)")
         for row in iter_jsonl(path):

@@ -10,7 +10,9 @@
   degradation curve).
 - `gb-translation` reads a translation (its first line, labels and quotes removed) and
   `gb-translation` scores it with sacrebleu; `translation_scores` gives corpus spBLEU, BLEU
-  and chrF++ per direction and the sentence scores' mean and standard deviation.
+  and chrF++ per direction and the sentence scores' mean and standard deviation, over every
+  translation set together (the paper's MIXED) and per set (the generated pairs `G`, and the
+  sets given in FLORES-200's layout).
 """
 
 from __future__ import annotations
@@ -195,31 +197,49 @@ def translation_metric(extraction: Extraction, gold: Any, meta: Mapping[str, Any
             "reference": reference,
             "source": meta.get("source", ""),
             "direction": meta.get("direction", "into"),
+            "set": meta.get("set", "G"),
         },
     )
 
 
+def _corpus(group: list[dict[str, Any]]) -> dict[str, Any]:
+    hyps = [str(r["details"].get("hypothesis", "")) for r in group]
+    refs = [str(r["details"].get("reference", "")) for r in group]
+    corpus = translation.corpus_scores(hyps, refs)
+    sentences = {
+        name: translation.spread([float(r["scores"].get(name, 0.0)) for r in group])
+        for name in corpus
+    }
+    sources = [len(str(r["details"].get("source", ""))) for r in group]
+    return {"n": len(group), "corpus": corpus, "sentence": sentences,
+            "source_chars": translation.spread([float(n) for n in sources])}  # fmt: skip
+
+
 def translation_scores(records: list[dict[str, Any]]) -> Aggregate:
-    """Corpus scores per direction (all directions together first) and sentence spreads."""
+    """Corpus scores per direction over every set together (MIXED), then per set.
+
+    The headline is MIXED in the first direction (into, else from); with no sets given it is
+    the generated pairs alone.
+    """
     by_direction: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_set: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for record in records:
-        by_direction[str((record.get("details") or {}).get("direction", "into"))].append(record)
+        details = record.get("details") or {}
+        direction = str(details.get("direction", "into"))
+        by_direction[direction].append(record)
+        by_set[str(details.get("set", "G"))][direction].append(record)
     available, why = translation.spbleu_status()
     tables: dict[str, Any] = {"spbleu": {"available": available, "why": why}, "directions": {}}
     scores: dict[str, float] = {}
     for direction, group in sorted(by_direction.items(), key=lambda kv: kv[0] != "into"):
-        hyps = [str(r["details"].get("hypothesis", "")) for r in group]
-        refs = [str(r["details"].get("reference", "")) for r in group]
-        corpus = translation.corpus_scores(hyps, refs)
-        sentences = {
-            name: translation.spread([float(r["scores"].get(name, 0.0)) for r in group])
-            for name in corpus
-        }
-        tables["directions"][direction] = {"n": len(group), "corpus": corpus, "sentence": sentences}
+        tables["directions"][direction] = _corpus(group)
         if not scores:  # the first direction is the headline (into, else from)
-            scores = {
-                "chrf++": corpus["chrf++"],
-                **{k: v for k, v in corpus.items() if k != "chrf++"},
-            }
+            corpus = tables["directions"][direction]["corpus"]
+            scores = {"chrf++": corpus["chrf++"], **{k: v for k, v in corpus.items()
+                                                    if k != "chrf++"}}  # fmt: skip
+    tables["sets"] = {
+        name: {d: _corpus(g) for d, g in sorted(groups.items(), key=lambda kv: kv[0] != "into")}
+        for name, groups in sorted(by_set.items(), key=lambda kv: kv[0] != "G")
+    }
     tables["signatures"] = translation.signatures()
     return Aggregate(scores=scores, tables=tables)

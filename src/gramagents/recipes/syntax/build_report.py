@@ -9,6 +9,7 @@ and what the distractor verifier dropped.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ...records import RunManifest
@@ -40,8 +41,8 @@ def point_rows(info: dict[str, Any]) -> list[list[Any]]:
     return rows
 
 
-def syntax_build_sections(manifest: RunManifest) -> list[str]:
-    """The build report's syntax tables; nothing for a build of another recipe."""
+def syntax_build_sections(manifest: RunManifest, folder: Path) -> list[str]:
+    """The build report's syntax tables, from the manifest alone (none for another recipe)."""
     info = (manifest.artifacts or {}).get("syntax")
     if not info or "candidates" not in info:
         return []

@@ -344,3 +344,98 @@ def write_bundle(folder: Path) -> int:
     data = vega_bundle().encode("utf-8")
     (folder / "vega.js").write_bytes(data)
     return len(data)
+
+
+RADAR_RINGS = (0.25, 0.5, 0.75, 1.0)
+RADAR_COLUMNS = 4
+RING_COLOUR = "#c0392b"
+
+
+def _polar(value: float, index: int, count: int) -> tuple[float, float]:
+    """A point at `value` along axis `index` of `count` (the first axis points up)."""
+    angle = 2 * math.pi * index / count
+    return value * math.sin(angle), value * math.cos(angle)
+
+
+def _radar_rows(
+    values: dict[str, dict[str, float | None]], axes: list[str], rings: dict[str, float]
+) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    circle = 72
+    for series, scores in values.items():
+        for level in RADAR_RINGS:  # the grid: a polygon per level, a spoke per axis
+            for i in range(len(axes) + 1):
+                x, y = _polar(level, i % len(axes), len(axes))
+                rows.append({"series": series, "layer": "grid", "group": f"g{level}",
+                             "order": i, "x": x, "y": y})  # fmt: skip
+        for i, axis in enumerate(axes):
+            for order, r in enumerate((0.0, 1.0)):
+                x, y = _polar(r, i, len(axes))
+                rows.append({"series": series, "layer": "grid", "group": f"s{i}",
+                             "order": order, "x": x, "y": y})  # fmt: skip
+            x, y = _polar(1.2, i, len(axes))
+            rows.append({"series": series, "layer": "label", "axis": axis, "x": x, "y": y})
+        shown = [(i, a, scores.get(a)) for i, a in enumerate(axes)]
+        for order, (i, axis, value) in enumerate([*shown, shown[0]]):
+            x, y = _polar(value or 0.0, i, len(axes))
+            rows.append({"series": series, "layer": "shape", "axis": axis, "order": order,
+                         "x": x, "y": y, "value": value})  # fmt: skip
+        if series in rings:
+            for i in range(circle + 1):
+                angle = 2 * math.pi * i / circle
+                rows.append({"series": series, "layer": "ring", "order": i, "value": rings[series],
+                             "x": rings[series] * math.sin(angle),
+                             "y": rings[series] * math.cos(angle)})  # fmt: skip
+    return rows
+
+
+def radar_chart(
+    values: dict[str, dict[str, float | None]],
+    axes: list[str],
+    rings: dict[str, float] | None = None,
+    ring_label: str = "",
+) -> Any:
+    """One radar per series (model): its scores (0-1) on `axes`, and a ring at `rings[series]`.
+
+    The paper's Figure 3 (the grammar-book recipe): task accuracies on the spokes, the
+    translation score as a red ring. A missing score is drawn at 0 and shown as such on hover.
+    """
+    import altair as alt
+
+    rows = _radar_rows(values, axes, rings or {})
+    scale = alt.Scale(domain=[-1.35, 1.35])
+    x = alt.X("x:Q", scale=scale, axis=None)
+    y = alt.Y("y:Q", scale=scale, axis=None)
+    base = alt.Chart().encode(x=x, y=y)
+    grid = (
+        base.transform_filter("datum.layer == 'grid'")
+        .mark_line(color="#cbd2d9", strokeWidth=1)
+        .encode(detail="group:N", order="order:Q")
+    )
+    labels = (
+        base.transform_filter("datum.layer == 'label'")
+        .mark_text(fontSize=11, color="#3e4c59")
+        .encode(text="axis:N")
+    )
+    shape = (
+        base.transform_filter("datum.layer == 'shape'")
+        .mark_line(point=True, color=PALETTE[0], strokeWidth=2)
+        .encode(
+            order="order:Q",
+            tooltip=["series:N", "axis:N", alt.Tooltip("value:Q", format=".3f")],
+        )
+    )
+    layers = [grid, labels, shape]
+    if rings:
+        layers.append(
+            base.transform_filter("datum.layer == 'ring'")
+            .mark_line(color=RING_COLOUR, strokeDash=[4, 3], strokeWidth=1.5)
+            .encode(order="order:Q", tooltip=["series:N", alt.Tooltip("value:Q", format=".3f",
+                                                                      title=ring_label)])
+        )  # fmt: skip
+    chart = (
+        alt.layer(*layers, data=alt.Data(values=rows))
+        .properties(width=180, height=180)
+        .facet(facet=alt.Facet("series:N", title=None), columns=RADAR_COLUMNS)
+    )
+    return _config(chart)
