@@ -49,7 +49,7 @@ PINNED_STAGES = {
     "ingest": {"read": 43, "parsed": 42, "unparsed": 1, "warnings": 7},
     "standardize": {"asked": 0, "fixed": 0, "failed": 1},
     "optimize": {"short": 2, "completed": 0},
-    "route": {"routed": 42, "agree": 42, "flagged": 0, "classifier_differs": 19},
+    "route": {"routed": 42, "agree": 42, "flagged": 0, "classifier_differs": 18},
     "dedup": {"before": 42, "kept": 41, "removed": 1},
     "calibrate": {"checked": 0, "flagged": 0},
     "anomalies": {
@@ -98,7 +98,7 @@ def test_agents_off_writes_the_same_stages_and_banks_through_the_shared_graph(tm
     assert sum(f["read"] for f in files.values()) == 43
     report = (tmp_path / "b" / "report.md").read_text(encoding="utf-8")
     assert "## Source files" in report
-    assert "| route | routed 42, agree 42, flagged 0, classifier_differs 19 |" in report
+    assert "| route | routed 42, agree 42, flagged 0, classifier_differs 18 |" in report
 
 
 @pytest.fixture(scope="module")
