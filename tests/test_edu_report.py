@@ -120,8 +120,8 @@ ScriptedBackend.register("edu-blunt-too", blunt)
 ScriptedBackend.register("edu-marks", marks)
 
 MODELS = ["scripted:edu-blunt", "scripted:edu-sharp", "scripted:edu-blunt-too"]
-ZERO_SHOT_HEADER = (
-    "| Model | Memory 1-1 | Understanding 2-1 | Understanding 2-4* | Application 3-1 | "
+ZERO_SHOT_HEADER = (  # cells are text: the ROUGE-L mark is escaped, as markdown shows a star
+    "| Model | Memory 1-1 | Understanding 2-1 | Understanding 2-4\\* | Application 3-1 | "
     "Application 3-5† | Creativity 5-1‡ | Ethics Teacher_Dilemmas | Average | Rank |"
 )
 SHARP_ZERO = "100.0 | 100.0 | 100.0 | 100.0 | 3.000 | 100.0 | 100.0 | 100.0 | 1"

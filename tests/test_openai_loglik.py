@@ -139,7 +139,9 @@ def test_a_server_without_prompt_logprobs_stops_with_one_line_naming_the_spec(sc
             asyncio.run(score(model, [request]))
         sent = len(server.completion_bodies)
     message = str(caught.value)
-    assert message.startswith(f"--model 'openai:fake@{server.base_url}?prefix=<s>': ")
+    # the model is named without its endpoint; the endpoint is in what the message says of it
+    assert message.startswith("--model 'openai:fake?prefix=<s>': ")
+    assert f"{server.base_url}/completions" in message
     assert "gives no log-probabilities of the prompt" in message and "\n" not in message
     assert ("HTTP 404" if scorer is None else "logprobs are null") in message
     assert sent == 1  # refused, not retried
@@ -180,7 +182,7 @@ def test_an_eval_on_a_server_without_completions_stops_before_the_run(tmp_path):
             text=True,
         )
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
-    assert f"--model 'openai:m@{server.base_url}': " in result.stderr
+    assert f"--model 'openai:m': {server.base_url}/completions " in result.stderr
     assert "gives no log-probabilities of the prompt (HTTP 404" in result.stderr
     assert not (tmp_path / "run").exists()
 

@@ -118,4 +118,7 @@ def test_planted_credentials_are_in_no_written_file_and_no_output(tmp_path):
         found += [f"{name}: {secret}" for name, text in outputs.items() if secret in text]
     assert found == []
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text(encoding="utf-8"))
-    assert manifest["models"] == [spec.replace(f"user:{PASSWORD}", "***")]
+    # the model is named without its endpoint, and the endpoint is recorded masked
+    assert manifest["models"] == ["openai:fake"]  # `http` is a transport option
+    [endpoint] = manifest["endpoints"].values()
+    assert endpoint.endswith(url.split("@")[1]) and PASSWORD not in endpoint
