@@ -44,7 +44,9 @@ def test_main_job_reports_smollm2_on_single_t_and_single_f(tmp_path):
     assert result.stdout.strip().splitlines()[-1] == "report: runs/example-eval/report.md"
     report = (tmp_path / "runs" / "example-eval" / "report.md").read_text(encoding="utf-8")
     lines = report.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("| model |"))
+    start = next(  # the scores table (the invalid-answers table also starts with "| model |")
+        i for i, line in enumerate(lines) if line.startswith("| model |") and " acc |" in line
+    )
     columns = [c.strip() for c in lines[start].strip("|").split("|")]
     row = next(line for line in lines[start:] if line.startswith("| smollm2 |"))
     cells = [c.strip() for c in row.strip("|").split("|")]

@@ -11,7 +11,7 @@ import asyncio
 import json
 import re
 import zlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
@@ -194,11 +194,12 @@ def test_limit_takes_the_same_questions_zero_and_few_shot(dataset, in_tmp):
     for kind in ("TF", "MC", "FITB"):
         zero = [question[r["item_id"]] for r in scores if r["task"] == f"SYNTAX-{kind}"]
         few = [r for r in scores if r["task"] == f"SYNTAX-{kind}-FEWSHOT"]
-        assert len(zero) == len(set(zero)) == 4
+        # four questions (a borrowed copy comes with its lender's question)
+        assert len(set(zero)) == 4
         assert {question[r["item_id"]] for r in few} == set(zero)
-        assert sorted(r["meta"]["seed"] for r in few) == [1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3]
+        assert Counter(r["meta"]["seed"] for r in few) == {1: len(zero), 2: len(zero), 3: len(zero)}
         # the first questions of a task reach four different points
-        assert len({r["meta"]["point"] for r in few}) == 4
+        assert len({r["meta"]["point"] for r in few}) >= 4
 
 
 def test_one_model_gets_no_correlation_table(dataset, tmp_path):

@@ -120,7 +120,8 @@ def _item(
     seed: int = 0,
 ) -> Item:
     meta: dict[str, Any] = {
-        "question": question.id,
+        # a borrowed copy asks its lender's question: --limit takes the two together
+        "question": question.borrowed_from or question.id,
         "point": question.point,
         "category": question.category,
         "type": question.type,
