@@ -25,6 +25,7 @@ from .. import resources
 from ..agents import get_agent, known_agents
 from ..errors import GramagentsError, InputError
 from ..records import GenParams
+from ..resources import recipe_path
 from ..sources import SOURCES, _text
 from ..tasks.registry import get_builder, known_builders
 from .nodes import FILTERS
@@ -216,16 +217,6 @@ class RecipeChecker:
         if error["type"] == "missing":
             return self.fail(loc[:-1], f"missing key '{loc[-1]}'")
         return self.fail(loc, error["msg"])
-
-
-def recipe_path(name_or_path: str) -> Path:
-    """The file of a recipe given as a path or a name (`cpg` means `graphs/cpg.yaml`)."""
-    candidate = Path(name_or_path)
-    if candidate.is_file():
-        return candidate
-    if not candidate.suffix:
-        return resources.find("graphs", f"{name_or_path}.yaml")
-    raise InputError(candidate, "recipe file not found")
 
 
 def load_recipe(name_or_path: str) -> tuple[Recipe, Path]:
