@@ -183,7 +183,8 @@ def build(
             "built 0 items: nothing passed the recipe's checks (the stages in the report say where)"
         )
     _say(f"dataset: {result.dataset_path}")
-    _say(f"view: {result.folder.file('report.html')} (open in a browser)")
+    if result.folder.file("report.html").is_file():
+        _say(f"view: {result.folder.file('report.html')} (open in a browser)")
     _say(f"report: {result.folder.file('report.md')}")
 
 

@@ -24,6 +24,7 @@ from pydantic import (
 from .. import resources
 from ..agents import get_agent, known_agents
 from ..errors import GramagentsError, InputError
+from ..extras import require
 from ..records import GenParams
 from ..resources import recipe_path
 from ..sources import SOURCES, _text
@@ -304,6 +305,8 @@ def _check_builder(node: BuilderNode, index: int, checker: RecipeChecker) -> Non
             ("nodes", index, "builder"),
             f"unknown bank builder '{node.builder}' (known: {', '.join(known_builders())})",
         )
+    if spec.extra is not None:
+        require(spec.extra, spec.name)
     try:
         spec.options.model_validate(node.options)
     except ValidationError as exc:

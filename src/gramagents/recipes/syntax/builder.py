@@ -249,5 +249,6 @@ bank_builder(
         },  # fmt: skip
         options=BankOptions,
         artifacts=artifacts,
+        extra="syntax-qa",
     )
 )
