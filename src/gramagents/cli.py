@@ -465,16 +465,41 @@ def add_recipe_commands() -> None:
             app.command(name=name)(command)  # type: ignore[arg-type]
 
 
-def main() -> None:
-    """Console-script entry point."""
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+QUIET = {
+    "TOKENIZERS_PARALLELISM": "false",
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
+    "TRANSFORMERS_VERBOSITY": "error",
+}
+"""Environment a command sets (unless the user did) so libraries draw no bars or advice."""
+
+
+def _own_the_process() -> None:
+    """What a command sets for its whole process, and library calls leave alone.
+
+    Progress bars and advisory warnings of the model libraries would break the command's own
+    progress display; instructor logs every re-ask of an invalid answer, which the run
+    records itself.
+    """
+    for name, value in QUIET.items():
+        os.environ.setdefault(name, value)
     logging.basicConfig(format="%(message)s", level=logging.WARNING)
     for handler in logging.getLogger().handlers:
         handler.addFilter(RedactingFilter())
     logging.getLogger("gramagents").setLevel(logging.INFO)
+    for name in ("instructor", "instructor.v2", "instructor.v2.retry"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    from .runtime.memory import tuned_collector
+
+    _own_the_process()
     if _may_name_a_recipe_command(sys.argv[1:]):
         add_recipe_commands()
-    app()
+    with tuned_collector():  # bulk reading and evaluating, without the collector's walks
+        app()
 
 
 def _may_name_a_recipe_command(args: list[str]) -> bool:

@@ -59,9 +59,6 @@ def _load(source: str) -> Any:
             require("hf", "sentence embeddings")
             from sentence_transformers import SentenceTransformer
 
-            from ..models.hf_load import quiet_transformers
-
-            quiet_transformers()
             local = Path(source).is_dir()
             _MODELS[source] = SentenceTransformer(source, device="cpu", local_files_only=local)
         return _MODELS[source]

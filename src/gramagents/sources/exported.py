@@ -153,9 +153,8 @@ def read_hf(folder: Path) -> Dataset:
     require("export", "reading exported folders")
     if not (folder / "state.json").is_file():
         raise InputError(folder, "no state.json: not a folder written by save_to_disk")
-    from datasets import disable_progress_bars, load_from_disk
+    from datasets import load_from_disk
 
-    disable_progress_bars()
     try:
         loaded = load_from_disk(str(folder))
     except Exception as exc:  # noqa: BLE001 - datasets' errors differ by cause

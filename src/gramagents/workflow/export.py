@@ -123,9 +123,8 @@ def _write_parquet(columns: dict[str, list[str]], folder: Path) -> None:
 def _write_hf(
     columns: dict[str, list[str]], folder: Path, manifest: BuildManifest, licence: str
 ) -> None:
-    from datasets import Dataset, DatasetInfo, Features, Split, Value, disable_progress_bars
+    from datasets import Dataset, DatasetInfo, Features, Split, Value
 
-    disable_progress_bars()
     info = DatasetInfo(
         description=f"gramagents {manifest.recipe or ''} build {manifest.run_id}".strip(),
         license=licence,
