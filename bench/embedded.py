@@ -27,7 +27,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=192)
     args = parser.parse_args()
-    from gramagents.cli import QUIET
+    from gramagents.process import QUIET
 
     for name, value in QUIET.items():  # as the command line runs: no bars, no advice
         os.environ.setdefault(name, value)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
-import os
 import sys
 from collections.abc import Coroutine
 from enum import Enum
@@ -15,7 +13,7 @@ import typer
 from rich.console import Console
 
 from .errors import GramagentsError
-from .redact import RedactingFilter, redact
+from .redact import redact
 
 T = TypeVar("T")
 
@@ -465,48 +463,18 @@ def add_recipe_commands() -> None:
             app.command(name=name)(command)  # type: ignore[arg-type]
 
 
-QUIET = {
-    "TOKENIZERS_PARALLELISM": "false",
-    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
-    "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
-    "TRANSFORMERS_VERBOSITY": "error",
-}
-"""Environment a command sets (unless the user did) so libraries draw no bars or advice."""
-
-
-def _own_the_process() -> None:
-    """What a command sets for its whole process, and library calls leave alone.
-
-    Progress bars and advisory warnings of the model libraries would break the command's own
-    progress display; instructor logs every re-ask of an invalid answer, which the run
-    records itself.
-    """
-    for name, value in QUIET.items():
-        os.environ.setdefault(name, value)
-    logging.basicConfig(format="%(message)s", level=logging.WARNING)
-    for handler in logging.getLogger().handlers:
-        handler.addFilter(RedactingFilter())
-    logging.getLogger("gramagents").setLevel(logging.INFO)
-    for name in ("instructor", "instructor.v2", "instructor.v2.retry"):
-        logging.getLogger(name).setLevel(logging.CRITICAL)
-
-
 def main() -> None:
     """Console-script entry point."""
-    from .runtime.memory import tuned_collector
+    from .process import command_process
 
-    _own_the_process()
     if _may_name_a_recipe_command(sys.argv[1:]):
         add_recipe_commands()
-    with tuned_collector():  # bulk reading and evaluating, without the collector's walks
+    with command_process():
         app()
 
 
 def _may_name_a_recipe_command(args: list[str]) -> bool:
-    """Whether the command line may ask for a recipe's subcommand (or the help listing them).
-
-    A built-in command never needs them, so it starts without importing every recipe.
-    """
+    """Whether the command line may ask for a recipe's subcommand (a built-in never does)."""
     first = next((arg for arg in args if not arg.startswith("-")), None)
     builtin = {
         c.name or (c.callback.__name__.replace("_", "-") if c.callback else "")
