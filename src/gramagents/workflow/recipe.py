@@ -306,7 +306,7 @@ def _check_builder(node: BuilderNode, index: int, checker: RecipeChecker) -> Non
             f"unknown bank builder '{node.builder}' (known: {', '.join(known_builders())})",
         )
     if spec.extra is not None:
-        require(spec.extra, spec.name)
+        require(spec.extra, spec.extra)  # a recipe and its extra share the name
     try:
         spec.options.model_validate(node.options)
     except ValidationError as exc:
