@@ -156,9 +156,8 @@ def test_a_gec_build_without_the_gec_extra_is_one_line_and_writes_nothing(tmp_pa
     monkeypatch.setitem(sys.modules, "errant", None)
     source = ROOT / "examples" / "gec" / "grammar-items.jsonl"
     run = tmp_path / "run"
-    code, lines = invoke(["build", "gec", "--source", str(source), "--agents", "off"] + [
-        "--run-dir", str(run)
-    ])  # fmt: skip
+    args = ["build", "gec", "--source", str(source), "--agents", "off", "--run-dir", str(run)]
+    code, lines = invoke(args)
     assert code == 2
     assert lines == ["error: gec needs the 'gec' extra: pip install 'gramagents[gec]'"]
     assert not run.exists() and not (tmp_path / "runs").exists()
