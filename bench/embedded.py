@@ -27,19 +27,21 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=192)
     args = parser.parse_args()
+    from gramagents.process import QUIET
 
+    for name, value in QUIET.items():  # as the command line runs: no bars, no advice
+        os.environ.setdefault(name, value)
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from gramagents.models import Model, create_backend
     from gramagents.models.embedded import GGUF_FILE, embedded_folder
-    from gramagents.models.hf_load import _LOADED, quiet_transformers
+    from gramagents.models.hf_load import _LOADED
     from gramagents.records import ChatRequest
     from gramagents.tasks import get_task
     from gramagents.templates import load_prompt
     from gramagents.workflow.build import BuildOptions, run_build
 
-    quiet_transformers()
     os.environ["GRAMAGENTS_CACHE"] = str(Path(tempfile.mkdtemp()) / "unused.sqlite")
 
     started = time.perf_counter()

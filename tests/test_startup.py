@@ -68,3 +68,53 @@ def test_task_specs_and_dataset_reading_import_no_bank_builder(tmp_path):
         "openai",
     ):
         assert module not in loaded, module
+
+
+def _cli_imports(args: list[str], cwd) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """Run the CLI in a fresh interpreter; its result and the modules it imported."""
+    code = (
+        "import sys\n"
+        f"sys.argv = ['gramagents', *{args!r}]\n"
+        "from gramagents.cli import main\n"
+        "try:\n"
+        "    main()\n"
+        "finally:\n"
+        "    print('MODULES', sorted(sys.modules), file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+    lines = done.stderr.splitlines()
+    modules = ast.literal_eval(lines[-1].removeprefix("MODULES "))
+    done.stderr = "\n".join(lines[:-1])
+    return done, set(modules)
+
+
+HEAVY = ("torch", "transformers", "langgraph", "langchain_core", "spacy", "openai", "altair")
+
+
+def test_an_unknown_recipe_is_one_line_without_importing_recipes_or_heavy_libraries(tmp_path):
+    for args in (["build", "nope"], ["build", "nope", "--source", "x"]):
+        done, modules = _cli_imports(args, tmp_path)
+        assert done.returncode == 2
+        assert done.stderr.strip().splitlines() == [done.stderr.strip()]
+        assert done.stderr.startswith("error: graph 'nope.yaml' not found"), done.stderr
+        assert not [m for m in modules if m.startswith("gramagents.recipes")], args
+        assert not [m for m in HEAVY if m in modules], args
+        assert "gramagents.workflow.build" not in modules
+
+
+def test_a_known_recipe_without_source_is_one_line(tmp_path):
+    done, modules = _cli_imports(["build", "cpg"], tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip() == "error: build: --source is required (the file or folder it reads)"
+    assert "gramagents.workflow.build" not in modules
+
+
+def test_recipe_subcommands_still_come_from_the_registry(tmp_path):
+    done, modules = _cli_imports(["--help"], tmp_path)
+    assert done.returncode == 0
+    assert " m2 " in done.stdout  # announced by the GEC recipe, listed beside the built-ins
+    assert "gramagents.recipes.gec.cli" in modules
+    done, _ = _cli_imports(["m2", "--help"], tmp_path)
+    assert done.returncode == 0 and "errant_compare" in done.stdout

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
-import os
 import sys
 from collections.abc import Coroutine
 from enum import Enum
@@ -15,7 +13,7 @@ import typer
 from rich.console import Console
 
 from .errors import GramagentsError
-from .redact import RedactingFilter, redact
+from .redact import redact
 
 T = TypeVar("T")
 
@@ -119,15 +117,29 @@ def _progress(lines: bool = False) -> Any:
     return LineProgress(err) if lines else SilentProgress()
 
 
+def _build_source(recipe: str, source: Path | None) -> Path:
+    """Fail on an unknown recipe or a missing --source before the build's libraries load."""
+    from .resources import recipe_path
+
+    try:
+        recipe_path(recipe)
+    except GramagentsError as exc:
+        raise fail(exc) from None
+    if source is None:
+        raise fail(GramagentsError("build: --source is required (the file or folder it reads)"))
+    return source
+
+
 @app.command()
 def build(
     recipe: Annotated[str, typer.Argument(help="Recipe name (cpg) or path (graphs/cpg.yaml).")],
     source: Annotated[
-        Path,
+        Path | None,
         typer.Option(
-            help="The source the recipe reads: a file or folder (e.g. a grammar-point table)."
+            help="The source the recipe reads: a file or folder (e.g. a grammar-point table). "
+            "[required]"
         ),
-    ],
+    ] = None,
     agents: Annotated[
         Switch,
         typer.Option(help="Run the recipe's agents, or assemble banks from the source as it is."),
@@ -143,6 +155,7 @@ def build(
     resume_changed: ResumeChanged = OnChange.refuse,
 ) -> None:
     """Build a dataset: read a grammar source, run the recipe's agents, assemble banks."""
+    source = _build_source(recipe, source)
     from .workflow.build import BuildOptions, run_build
 
     options = BuildOptions(
@@ -168,7 +181,8 @@ def build(
             "built 0 items: nothing passed the recipe's checks (the stages in the report say where)"
         )
     _say(f"dataset: {result.dataset_path}")
-    _say(f"view: {result.folder.file('report.html')} (open in a browser)")
+    if result.folder.file("report.html").is_file():
+        _say(f"view: {result.folder.file('report.html')} (open in a browser)")
     _say(f"report: {result.folder.file('report.md')}")
 
 
@@ -451,13 +465,23 @@ def add_recipe_commands() -> None:
 
 def main() -> None:
     """Console-script entry point."""
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    logging.basicConfig(format="%(message)s", level=logging.WARNING)
-    for handler in logging.getLogger().handlers:
-        handler.addFilter(RedactingFilter())
-    logging.getLogger("gramagents").setLevel(logging.INFO)
-    add_recipe_commands()
-    app()
+    from .process import command_process
+
+    if _may_name_a_recipe_command(sys.argv[1:]):
+        add_recipe_commands()
+    with command_process():
+        app()
+
+
+def _may_name_a_recipe_command(args: list[str]) -> bool:
+    """Whether the command line may ask for a recipe's subcommand (a built-in never does)."""
+    first = next((arg for arg in args if not arg.startswith("-")), None)
+    builtin = {
+        c.name or (c.callback.__name__.replace("_", "-") if c.callback else "")
+        for c in app.registered_commands
+    }
+    builtin |= {g.name for g in app.registered_groups if g.name}
+    return first is None or first not in builtin
 
 
 if __name__ == "__main__":

@@ -54,5 +54,15 @@ class MissingDependency(GramagentsError):
         super().__init__(f"{feature} needs the package '{package}': {hint}")
 
 
+class MissingExtra(MissingDependency):
+    """A feature whose optional packages (one of gramagents' extras) are not installed."""
+
+    def __init__(self, feature: str, extra: str) -> None:
+        self.extra = extra
+        GramagentsError.__init__(
+            self, f"{feature} needs the '{extra}' extra: pip install 'gramagents[{extra}]'"
+        )
+
+
 class RunError(GramagentsError):
     """A run folder that cannot be used for the command given."""

@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Literal
 
-from .errors import GramagentsError
+from .errors import GramagentsError, InputError
 
 Kind = Literal["graphs", "prompts", "rubrics"]
 
@@ -101,6 +101,16 @@ def find(kind: Kind, name: str) -> Path:
             raise ResourceRefused(kind, name, f"{candidate} links to a file outside {root}")
         return candidate
     raise GramagentsError(f"{kind[:-1]} '{name}' not found (looked in {_looked(kind)})")
+
+
+def recipe_path(name_or_path: str) -> Path:
+    """The file of a recipe given as a path or a name (`cpg` means `graphs/cpg.yaml`)."""
+    candidate = Path(name_or_path)
+    if candidate.is_file():
+        return candidate
+    if not candidate.suffix:
+        return find("graphs", f"{name_or_path}.yaml")
+    raise InputError(candidate, "recipe file not found")
 
 
 def read_text(path: Path) -> str:

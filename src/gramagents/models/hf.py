@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BackendUnavailable, SpecError
+from ..extras import require
 from ..records import ChatRequest, Generation, GenParams, Loglikelihood, LoglikelihoodRequest
 from ..runtime.batching import MicroBatcher
 from ..runtime.cache import canonical_json
@@ -90,6 +91,7 @@ class HFBackend(Backend):
     def __init__(self, spec: ModelSpec, settings: BackendSettings) -> None:
         super().__init__(spec, settings)
         spec.reject_unknown_options(OPTIONS)
+        require("hf", "local models (hf:, smollm2)")
         if not spec.target:
             raise SpecError(spec.raw, "hf: needs a local folder or a hub id, e.g. hf:./my-model")
         self.target = spec.target

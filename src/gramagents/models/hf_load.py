@@ -41,16 +41,6 @@ class LoadedLM:
     max_length: int
 
 
-def quiet_transformers() -> None:
-    """Silence progress bars and advisory warnings that would break our progress display."""
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    import transformers
-
-    transformers.logging.set_verbosity_error()
-    transformers.utils.logging.disable_progress_bar()
-
-
 def _cpu_has_fast_bf16() -> bool:
     if sys.platform != "linux":
         return False
@@ -201,7 +191,6 @@ def load_lm(
             from transformers import AutoModelForCausalLM, AutoTokenizer
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise MissingDependency(exc.name or "transformers", "local models") from None
-        quiet_transformers()
         source: str | Path = target
         extra: dict[str, Any] = {}
         if Path(target).is_dir():

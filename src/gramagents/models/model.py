@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -35,10 +34,6 @@ from .base import Backend
 from .spec import decoding_overrides
 
 T = TypeVar("T", bound=BaseModel)
-
-logging.getLogger("instructor").setLevel(logging.CRITICAL)
-logging.getLogger("instructor.v2").setLevel(logging.CRITICAL)
-logging.getLogger("instructor.v2.retry").setLevel(logging.CRITICAL)
 
 
 @dataclass

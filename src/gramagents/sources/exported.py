@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import InputError
+from ..extras import require
 from ..records import Item
 from .datasets import Dataset, dataset_format
 
@@ -127,6 +128,7 @@ def _items(rows: list[dict[str, Any]], path: Path) -> list[Item]:
 @dataset_format("parquet")
 def read_parquet(folder: Path) -> Dataset:
     """Items from the Parquet files of a folder (or one Parquet file), in file-name order."""
+    require("export", "reading Parquet files")
     import pyarrow.parquet as pq
 
     files = [folder] if folder.is_file() else sorted(folder.rglob("*.parquet"))
@@ -148,11 +150,11 @@ def read_parquet(folder: Path) -> Dataset:
 @dataset_format("hf")
 def read_hf(folder: Path) -> Dataset:
     """Items from a folder written by `datasets.Dataset.save_to_disk`."""
+    require("export", "reading exported folders")
     if not (folder / "state.json").is_file():
         raise InputError(folder, "no state.json: not a folder written by save_to_disk")
-    from datasets import disable_progress_bars, load_from_disk
+    from datasets import load_from_disk
 
-    disable_progress_bars()
     try:
         loaded = load_from_disk(str(folder))
     except Exception as exc:  # noqa: BLE001 - datasets' errors differ by cause

@@ -137,6 +137,9 @@ class BankBuilderSpec:
     artifacts: Callable[..., dict[str, Any]] | None = None
     """`artifacts(folder, view, items) -> info`: extra files a build writes (e.g. M2 files);
     the info goes into the manifest."""
+    extra: str | None = None
+    """The extra (`gramagents.extras`) a build with this builder needs, checked before it
+    starts."""
 
 
 BUILDERS: Registry[BankBuilderSpec] = Registry("bank builder")

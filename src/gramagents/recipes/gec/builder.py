@@ -33,5 +33,6 @@ bank_builder(
         task_params=GEC_PARAMS,
         options=GecBankParams,
         artifacts=artifacts,
+        extra="gec",
     )
 )

@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ...extras import require
 from ...workflow.nodes import BuildView, FilterSpec, NodeEnv, NodeUpdate, filter_node
 from .headings import HeadingVerdict, Vocabulary, heading_verdict
 from .records import BookSection, BookWindow
@@ -171,6 +172,7 @@ class WindowOptions(_Options):
 
 @lru_cache(maxsize=1)
 def _splitter() -> Any:
+    require("grammar-book", "grammar-book")
     from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
     parameters = PunktParameters()

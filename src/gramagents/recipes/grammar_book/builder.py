@@ -37,5 +37,6 @@ bank_builder(
         task_params=TASK_PARAMS,
         options=BankOptions,
         artifacts=settings_built,
+        extra="grammar-book",
     )
 )

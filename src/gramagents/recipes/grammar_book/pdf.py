@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
+from ...extras import require
 from .ocr import OcrEngine
 from .outline import Heading, Outline, Paragraph, Table
 from .text import plain_heading
@@ -55,6 +56,7 @@ class PageScan:
 
 def open_pdf(path: Path) -> Any:
     """The PDF opened with PyMuPDF, or one error line saying why it cannot be read."""
+    require("grammar-book", "grammar-book")
     import pymupdf
 
     quiet = getattr(pymupdf, "no_recommend_layout", None)

@@ -21,11 +21,14 @@ from pathlib import Path
 from statistics import mean, pstdev
 from typing import Any
 
+from ...extras import require
+
 SPM_FILE = "flores200sacrebleuspm"
 
 
 def spm_model_path() -> Path:
     """Where sacrebleu looks for the FLORES-200 SentencePiece model."""
+    require("grammar-book", "grammar-book")
     from sacrebleu.tokenizers import tokenizer_spm
 
     return Path(tokenizer_spm.SACREBLEU_DIR) / "models" / SPM_FILE
@@ -47,6 +50,7 @@ def spbleu_status() -> tuple[bool, str]:
 
 @lru_cache(maxsize=8)
 def _metric(name: str, sentence: bool = False) -> Any:
+    require("grammar-book", "grammar-book")
     from sacrebleu.metrics import BLEU, CHRF
 
     if name == "chrf++":

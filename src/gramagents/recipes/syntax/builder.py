@@ -250,5 +250,6 @@ bank_builder(
         },  # fmt: skip
         options=BankOptions,
         artifacts=artifacts,
+        extra="syntax-qa",
     )
 )

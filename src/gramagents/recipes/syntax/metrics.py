@@ -21,11 +21,14 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+from ...extras import require
+
 QUOTE_TOKENS = {"``", "''", "`", "'", '"', "--"}
 
 
 @lru_cache(maxsize=1)
 def _tokenizer() -> Any:
+    require("syntax-qa", "syntax-qa")
     from nltk.tokenize.destructive import NLTKWordTokenizer  # needs no downloaded data
 
     return NLTKWordTokenizer()

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
+from ...extras import require
 from ...sources import _text
 
 SUFFIXES = (".mrg", ".tree", ".trees", ".ptb", ".txt", ".bracketed")
@@ -49,6 +50,7 @@ class RawTree:
 
 def resolve(source: Path) -> Path:
     """The file or folder `--source` names (`nltk:treebank`: NLTK's sample, if installed)."""
+    require("syntax-qa", "syntax-qa")
     if str(source) == NLTK_SAMPLE:
         import nltk
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from ...extras import require
+
 EMPTY = "-NONE-"
 BRACKETS = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}"}
 EDGE_PUNCTUATION = {",", ".", ":", "``", "''", "-LRB-", "-RRB-", "-LSB-", "-RSB-", "-LCB-", "-RCB-"}
@@ -171,6 +173,7 @@ def unescape(token: str) -> str:
 
 @lru_cache(maxsize=1)
 def _detokenizer() -> Any:
+    require("syntax-qa", "syntax-qa")
     from nltk.tokenize.treebank import TreebankWordDetokenizer  # needs no downloaded data
 
     return TreebankWordDetokenizer()

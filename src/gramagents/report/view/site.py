@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import RunError
+from ...extras import require
 from ...records import Item, RunManifest
 from ...runtime.run import MANIFEST
 from ...runtime.run import Run as HeldRun
@@ -96,6 +97,7 @@ def write_view(
         RunError: `out` is a file, or a folder with files of its own (not a run folder, not a
             site written here) and `force` is not set.
     """
+    require("viewer", "the run viewer")
     out = Path(out) if out is not None else None
     if out is not None:
         check_out(out, force)
