@@ -108,6 +108,7 @@ async def run_profile(
                     run, name, entry, source, options, progress
                 )
                 run.write_manifest(manifest)
+                run.write_text("report.md", _interim(manifest))
             data = _profile(run, suite, entries, manifest, options)
             ended = {e.get("status") for e in manifest.entries.values()}
             manifest.status = "complete" if ended == {"complete"} else "partial"
@@ -117,6 +118,8 @@ async def run_profile(
             run.write_text(PROFILE_JSON, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
             run.finish(manifest)
         except BaseException as exc:
+            if any(run.file(d).exists() for d in ("builds", "evals")):
+                run.write_text("report.md", _interim(manifest))  # keep what the entries wrote
             run.settle(manifest, exc, view=False)
             raise
     return ProfileResult(run, manifest, data)
@@ -134,7 +137,14 @@ def _manifest(run: Run, suite: Suite, suite_file: Path, options: ProfileOptions)
         started=previous.started if previous is not None else _now(),
         suite={"name": suite.suite, "file": str(suite_file), "competences": suite.competences},
         boot=options.settings.boot,
+        entries=dict(previous.entries) if isinstance(previous, ProfileManifest) else {},
     )
+
+
+def _interim(manifest: ProfileManifest) -> str:
+    """`report.md` while entries run: what is done (the folder now holds their records)."""
+    done = [f"- {name}: {e['eval']} ({e['status']})" for name, e in manifest.entries.items()]
+    return "\n".join([f"# Profile {manifest.run_id} (running)", "", *done]) + "\n"
 
 
 def _now() -> str:
