@@ -103,10 +103,9 @@ async def run_profile(
         manifest = _manifest(run, suite, suite_file, options)
         run.write_manifest(manifest)
         try:
+            job = _Job(run, options, progress, set(suite.competence_of()))
             for name, (entry, source) in entries.items():
-                manifest.entries[name] = await _run_entry(
-                    run, name, entry, source, options, progress
-                )
+                manifest.entries[name] = await _run_entry(job, name, entry, source)
                 run.write_manifest(manifest)
                 run.write_text("report.md", _interim(manifest))
             data = _profile(run, suite, entries, manifest, options)
@@ -153,10 +152,20 @@ def _now() -> str:
     return now_iso()
 
 
-async def _run_entry(
-    run: Run, name: str, entry: Entry, source: Path, options: ProfileOptions, progress: Any
-) -> dict[str, Any]:
+@dataclass
+class _Job:
+    """What every entry of one profile runs with."""
+
+    run: Run
+    options: ProfileOptions
+    progress: Any
+    tasks: set[str]
+    """The tasks the suite's competences name: the only ones asked."""
+
+
+async def _run_entry(job: _Job, name: str, entry: Entry, source: Path) -> dict[str, Any]:
     """Build (unless a complete build is there) and evaluate one entry."""
+    run, options, progress, tasks = job.run, job.options, job.progress, job.tasks
     from ..workflow.eval import EvalOptions, run_eval
 
     record: dict[str, Any] = {
@@ -166,8 +175,9 @@ async def _run_entry(
     }
     target, fmt, answers = source, "gramagents", None
     if entry.build is not None:
-        target = await _build(run.file(f"builds/{name}"), entry, source, options, progress)
+        built = await _build(run.file(f"builds/{name}"), entry, source, options, progress)
         record["build"] = str(Path("builds") / name)
+        target = _in_scope(run, name, built / "dataset.jsonl", tasks)
     else:
         assert entry.dataset is not None
         fmt = entry.dataset.format
@@ -195,6 +205,21 @@ async def _run_entry(
         invalid=result.manifest.counts.invalid,
     )
     return record
+
+
+def _in_scope(run: Run, name: str, dataset: Path, tasks: set[str]) -> Path:
+    """The build's items of the suite's tasks, so that only they are asked.
+
+    The build folder itself when it holds no others, else a copy of those items
+    (`datasets/NAME.jsonl`).
+    """
+    lines = dataset.read_text(encoding="utf-8").splitlines()
+    kept = [line for line in lines if line.strip() and json.loads(line).get("task") in tasks]
+    if len(kept) == len([line for line in lines if line.strip()]):
+        return dataset.parent
+    run.file("datasets").mkdir(exist_ok=True)
+    run.write_text(f"datasets/{name}.jsonl", "".join(f"{line}\n" for line in kept))
+    return run.file(f"datasets/{name}.jsonl")
 
 
 async def _build(

@@ -46,6 +46,7 @@ def profile_overview(folder: Path, manifest: RunManifest, figures: Figures) -> s
 
 
 def _radar(data: dict[str, Any], figures: Figures) -> str:
+    """A radar per model (three competences or more), else bars with their intervals."""
     from .plots import radar_chart
 
     axes = list(data["suite"]["competences"])
@@ -56,10 +57,36 @@ def _radar(data: dict[str, Any], figures: Figures) -> str:
         }
         for model, blocks in data["competences"].items()
     }
-    if not values or len(axes) < 3:
+    if not values:
         return ""
-    figure = Figure("Competences", radar_chart(values, axes), RADAR_NOTE)
+    if len(axes) >= 3:
+        figure = Figure("Competences", radar_chart(values, axes), RADAR_NOTE)
+    else:
+        figure = Figure("Competences", _bars(data), BARS_NOTE)
     return card("Competence profile", figures.html(figure))
+
+
+BARS_NOTE = "Chance-corrected score per competence and model, with its 95 % interval."
+
+
+def _bars(data: dict[str, Any]) -> Any:
+    import altair as alt
+
+    rows = [
+        {"model": model, "competence": c, "value": b["corrected"]["value"],
+         "low": b["corrected"]["low"], "high": b["corrected"]["high"]}
+        for model, blocks in data["competences"].items()
+        for c, b in blocks.items()
+        if b is not None
+    ]  # fmt: skip
+    base = alt.Chart(alt.Data(values=rows)).encode(
+        y=alt.Y("competence:N", title=None), yOffset="model:N", color="model:N"
+    )
+    bars = base.mark_bar().encode(
+        x=alt.X("value:Q", title="chance-corrected", scale=alt.Scale(domain=[-1, 1]))
+    )
+    whiskers = base.mark_rule(color="#3e4c59").encode(x="low:Q", x2="high:Q")
+    return alt.layer(bars, whiskers).properties(width=360)
 
 
 def _weakest(data: dict[str, Any]) -> str:
