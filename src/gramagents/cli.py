@@ -253,74 +253,6 @@ def evaluate(
         raise typer.Exit(1)
 
 
-def _sources(given: list[str] | None) -> dict[str, Path]:
-    """`ENTRY=PATH` options as a mapping."""
-    sources: dict[str, Path] = {}
-    for value in given or []:
-        name, sep, path = value.partition("=")
-        if not sep or not name or not path:
-            raise fail(GramagentsError(f"--source {value}: expected ENTRY=PATH"))
-        sources[name] = Path(path)
-    return sources
-
-
-@app.command()
-def profile(
-    suite: Annotated[
-        str, typer.Option(help="Suite name (zh-pedagogy, en-syntax) or a suite YAML file.")
-    ],
-    model: Annotated[
-        list[str] | None,
-        typer.Option("--model", help="Model spec (repeatable): each is profiled and compared."),
-    ] = None,
-    source: Annotated[
-        list[str] | None,
-        typer.Option(help="ENTRY=PATH: the source or dataset of a suite entry (repeatable)."),
-    ] = None,
-    run_dir: RunDir = None,
-    limit: Limit = None,
-    seed: Annotated[int, typer.Option(help="Seed for sampling and the bootstrap.")] = 1234,
-    boot: Annotated[int, typer.Option(min=0, help="Bootstrap resamples (0: no intervals).")] = (
-        2000
-    ),
-    agent_model: Annotated[
-        str | None, typer.Option(help="Model spec for the agents of builds that run them.")
-    ] = None,
-    judge: Annotated[str, typer.Option(help="Model spec of the rubric judge.")] = "smollm2",
-    concurrency: Concurrency = 16,
-    no_cache: NoCache = False,
-) -> None:
-    """A model's grammar competence across every method of a suite, with paired comparisons."""
-    from .profile.compute import Settings
-    from .profile.run import ProfileOptions, run_profile
-
-    options = ProfileOptions(
-        suite=suite,
-        models=model or ["smollm2"],
-        sources=_sources(source),
-        run_dir=run_dir,
-        limit=limit,
-        seed=seed,
-        settings=Settings(boot=boot, seed=seed),
-        agent_model=agent_model,
-        judge=judge,
-        concurrency=concurrency,
-        use_cache=not no_cache,
-        command=_command(),
-    )
-    result = _run(run_profile(options, lambda: _progress(lines=True)))
-    for model_name, blocks in result.data["competences"].items():
-        shown = ", ".join(
-            f"{c} {b['corrected']['value']:.2f}" if b else f"{c} —" for c, b in blocks.items()
-        )
-        _say(f"{model_name}: {shown}")
-    _say(f"{result.manifest.status}: profile {result.folder.file('profile.json')}")
-    _say(f"view: {result.folder.file('report.html')} (open in a browser)")
-    _say(f"report: {result.folder.file('report.md')}")
-    if result.manifest.status != "complete":
-        raise typer.Exit(1)
-
-
 class ExportTo(str, Enum):
     """Formats `gramagents export` writes."""
 
@@ -507,6 +439,14 @@ def rubric_check(
     _say("ok")
 
 
+def add_profile_command() -> None:
+    """Add `gramagents profile` (its module builds on this one's options and helpers)."""
+    from .profile.command import profile
+
+    if "profile" not in {c.name for c in app.registered_commands}:
+        app.command(name="profile")(profile)
+
+
 def add_recipe_commands() -> None:
     """Add the subcommands recipes register (e.g. `m2`), once."""
     from .plugins import COMMANDS
@@ -524,6 +464,7 @@ def main() -> None:
     for handler in logging.getLogger().handlers:
         handler.addFilter(RedactingFilter())
     logging.getLogger("gramagents").setLevel(logging.INFO)
+    add_profile_command()
     add_recipe_commands()
     app()
 
