@@ -75,6 +75,13 @@ def test_report_of_two_profiles_prints_the_paired_comparison(in_tmp: Path):
     assert result.returncode == 0, result.stderr
     assert "### scripted:says-true − scripted:says-false (80 items)" in result.stdout
     assert "p (Holm)" in result.stdout
+    assert "| competence | holds | 40 |" in result.stdout
+    evals = gramagents("report", str(a / "evals" / "cpg"), str(b / "evals" / "cpg"), cwd=in_tmp)
+    assert evals.returncode == 0, evals.stderr
+    assert "| scripted:says-true | 1.000" in evals.stdout  # the side-by-side table, then
+    assert "### scripted:says-true − scripted:says-false (80 items)" in evals.stdout
+    row = r"| task | SINGLE-T | 40 | 1.000 \[1.000, 1.000\] | 40 / 0 | \<0.001 | \<0.001 |"
+    assert row in evals.stdout  # markdown-escaped cells
 
 
 def test_every_shipped_suite_loads_and_names_known_tasks():
