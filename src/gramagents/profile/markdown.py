@@ -104,15 +104,16 @@ def weakest_lines(data: dict[str, Any]) -> list[str]:
         "## Weakest grammar points",
         "",
         f"Items joined by grammar-point id (`namespace:point`) across entries and tasks; "
-        f"points with at least {data['settings']['min_items']} items, worst first.",
+        f"points with at least {data['settings']['min_items']} items, worst first. Each "
+        "example names its entry: `evals/ENTRY/report.html` shows the item (its Items tab).",
     ]
     for model, points in data["weakest"].items():
         lines += ["", f"### {model}", ""]
         rows = []
         for point in points:
             shown = "; ".join(
-                f"[{e['entry']}/{e['item_id']}](evals/{e['entry']}/report.html#items) "
-                f"answered {_short(e['answer'])}, gold {_short(e['gold'])}"
+                f"{e['entry']} {_short(e['item_id'])} answered {_short(e['answer'])}, "
+                f"gold {_short(e['gold'])}"
                 for e in point["examples"]
             )
             rows.append(
@@ -144,9 +145,9 @@ def weakest_lines(data: dict[str, Any]) -> list[str]:
 
 
 def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
-    text = text.replace("|", "\\|").replace("\n", " ")
-    return f"`{text[:40]}`" if text else "`(none)`"
+    """A value in a table cell: its first 40 characters, quoted (the table escapes markup)."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return f"“{' '.join(text.split())[:40]}”"
 
 
 def paired_lines(comparisons: list[dict[str, Any]]) -> list[str]:
