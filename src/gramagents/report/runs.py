@@ -85,7 +85,7 @@ def compare_runs(runs: list[Path]) -> str:
                 tasks.append(task)
         entries.append((manifest, summary))
     if not entries:
-        return "No eval runs among the folders given.\n" + _paired(runs)
+        return _paired(runs) or "No eval or profile runs among the folders given.\n"
     rows: list[list[str]] = []
     for manifest, summary in entries:
         for model in manifest.models:
