@@ -124,4 +124,4 @@ def test_a_bad_suite_is_one_line_naming_file_line_and_field(tmp_path: Path, text
 
 def test_the_command_refuses_an_entry_without_its_source(tmp_path: Path):
     result = gramagents("profile", "--suite", "edueval-release", "--model", "smollm2", cwd=tmp_path)
-    assert_user_error(result, tmp_path, "edueval", "--source edueval=PATH")
+    assert_user_error(result, tmp_path, "edueval-release.yaml:9:", "--source edueval=PATH")

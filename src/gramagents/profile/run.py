@@ -23,7 +23,7 @@ from ..runtime.run import Run, read_manifest
 from ..versions import package_versions
 from .compute import Settings, profile_data
 from .scores import ItemScore, read_entry
-from .suite import Entry, Suite, load_suite
+from .suite import Entry, Suite, entry_error, load_suite
 
 PROFILE_JSON = "profile.json"
 
@@ -76,11 +76,10 @@ def plan(suite: Suite, suite_file: Path, options: ProfileOptions) -> dict[str, t
         if location is None:
             if entry.optional:
                 continue
-            raise InputError(
+            raise entry_error(
                 suite_file,
-                f"entry '{name}' reads a source the suite leaves to "
-                f"you: give it with --source {name}=PATH",
-                field=f"entries.{name}",
+                name,
+                f"reads a source the suite leaves to you: give it with --source {name}=PATH",
             )
         path = Path(location)
         if not path.exists():

@@ -123,6 +123,12 @@ def load_suite(name_or_path: str) -> tuple[Suite, Path]:
     return suite, path
 
 
+def entry_error(path: Path, name: str, message: str) -> InputError:
+    """An error about an entry of the suite file `path`, at the entry's line."""
+    data, lines = _text.load_yaml_with_lines(path, _text.read_utf8(path))
+    return _at(path, data, lines, ("entries", name), message)
+
+
 _KEYS = sorted({k for m in (Suite, Entry, BuildSpec, DatasetSpec) for k in m.model_fields})
 
 
