@@ -10,6 +10,7 @@ Everything is seeded, so a profile computed twice prints the same figures.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,16 +70,20 @@ def mean_estimate(values: np.ndarray, boot: int, seed: int) -> Estimate:
 
 
 def _bootstrap(
-    data: tuple[np.ndarray, ...], statistic: object, boot: int, seed: int, paired: bool
+    data: tuple[np.ndarray, ...],
+    statistic: Callable[..., np.ndarray],
+    boot: int,
+    seed: int,
+    paired: bool,
 ) -> tuple[float, float]:
     if all(np.all(d == d[0]) for d in data):  # nothing varies: every resample is the same
-        value = float(statistic(*(d[None, :] for d in data))[0])  # type: ignore[operator]
+        value = float(statistic(*(d[None, :] for d in data))[0])
         return value, value
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         result = stats.bootstrap(
             data,
-            statistic,  # type: ignore[arg-type]
+            statistic,
             n_resamples=boot,
             vectorized=True,
             paired=paired,
