@@ -125,3 +125,19 @@ def test_a_bad_suite_is_one_line_naming_file_line_and_field(tmp_path: Path, text
 def test_the_command_refuses_an_entry_without_its_source(tmp_path: Path):
     result = gramagents("profile", "--suite", "edueval-release", "--model", "smollm2", cwd=tmp_path)
     assert_user_error(result, tmp_path, "edueval-release.yaml:9:", "--source edueval=PATH")
+
+
+@pytest.mark.slow
+def test_the_shipped_en_syntax_suite_profiles_the_embedded_model(
+    in_tmp: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.chdir(ROOT)  # the suite reads examples/ from the repository's folder
+    options = ProfileOptions(suite="en-syntax", models=["smollm2"], run_dir=in_tmp / "p",
+                             limit=1, settings=Settings(boot=200))  # fmt: skip
+    result = asyncio.run(run_profile(options))
+    assert result.manifest.status == "complete"
+    suite, _ = load_suite("en-syntax")
+    blocks = result.data["competences"]["smollm2"]
+    assert list(blocks) == list(suite.competences)
+    assert all(block is not None and block["n"] >= 1 for block in blocks.values())
+    assert (in_tmp / "p" / "report.html").is_file()
