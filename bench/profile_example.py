@@ -40,11 +40,20 @@ def main() -> None:
         command += ["--run-dir", str(Path(scratch) / "profile")]
         if args.limit is not None:
             command += ["--limit", str(args.limit)]
-        env = {**os.environ, "GRAMAGENTS_CACHE": str(Path(scratch) / "cache.sqlite"),
-               "PYTHONPATH": str(clone / "src")}  # fmt: skip
+        env = {
+            **os.environ,
+            "GRAMAGENTS_CACHE": str(Path(scratch) / "cache.sqlite"),
+            "PYTHONPATH": str(clone / "src"),
+        }
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "gramagents", *command], cwd=clone,
-                              env=env, capture_output=True, text=True, check=False)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "gramagents", *command],
+            cwd=clone,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         seconds = time.perf_counter() - started
         if done.returncode != 0:
             raise SystemExit(f"profile failed:\n{done.stderr[-2000:]}")
@@ -55,8 +64,10 @@ def _print(folder: Path, suite: str, seconds: float) -> None:
     data = json.loads((folder / "profile.json").read_text(encoding="utf-8"))
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     print(f"gramagents profile --suite {suite} --model smollm2 (fresh clone, empty cache)")
-    print(f"wall time {seconds:.1f} s (target < {TARGET_S:.0f} s): "
-          f"{'pass' if seconds < TARGET_S else 'fail'}")  # fmt: skip
+    print(
+        f"wall time {seconds:.1f} s (target < {TARGET_S:.0f} s): "
+        f"{'pass' if seconds < TARGET_S else 'fail'}"
+    )
     for name, entry in manifest["entries"].items():
         print(f"  {name}: {sum(entry['tasks'].values())} items, {entry['status']}")
     named = list(data["suite"]["competences"])

@@ -132,8 +132,13 @@ def test_the_shipped_en_syntax_suite_profiles_the_embedded_model(
     in_tmp: Path, monkeypatch: pytest.MonkeyPatch
 ):
     monkeypatch.chdir(ROOT)  # the suite reads examples/ from the repository's folder
-    options = ProfileOptions(suite="en-syntax", models=["smollm2"], run_dir=in_tmp / "p",
-                             limit=1, settings=Settings(boot=200))  # fmt: skip
+    options = ProfileOptions(
+        suite="en-syntax",
+        models=["smollm2"],
+        run_dir=in_tmp / "p",
+        limit=1,
+        settings=Settings(boot=200),
+    )
     result = asyncio.run(run_profile(options))
     assert result.manifest.status == "complete"
     suite, _ = load_suite("en-syntax")

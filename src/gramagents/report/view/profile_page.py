@@ -73,12 +73,17 @@ def _bars(data: dict[str, Any]) -> Any:
     import altair as alt
 
     rows = [
-        {"model": model, "competence": c, "value": b["corrected"]["value"],
-         "low": b["corrected"]["low"], "high": b["corrected"]["high"]}
+        {
+            "model": model,
+            "competence": c,
+            "value": b["corrected"]["value"],
+            "low": b["corrected"]["low"],
+            "high": b["corrected"]["high"],
+        }
         for model, blocks in data["competences"].items()
         for c, b in blocks.items()
         if b is not None
-    ]  # fmt: skip
+    ]
     base = alt.Chart(alt.Data(values=rows)).encode(
         y=alt.Y("competence:N", title=None), yOffset="model:N", color="model:N"
     )
