@@ -453,6 +453,14 @@ def rubric_check(
     _say("ok")
 
 
+def add_profile_command() -> None:
+    """Add `gramagents profile` (its module builds on this one's options and helpers)."""
+    from .profile.command import profile
+
+    if "profile" not in {c.name for c in app.registered_commands}:
+        app.command(name="profile")(profile)
+
+
 def add_recipe_commands() -> None:
     """Add the subcommands recipes register (e.g. `m2`), once."""
     from .plugins import COMMANDS
@@ -467,6 +475,7 @@ def main() -> None:
     """Console-script entry point."""
     from .process import command_process
 
+    add_profile_command()
     if _may_name_a_recipe_command(sys.argv[1:]):
         add_recipe_commands()
     with command_process():

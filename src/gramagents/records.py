@@ -358,7 +358,7 @@ class ManifestBase(Record):
     """What `manifest.json` holds for every kind of run."""
 
     run_id: str
-    kind: Literal["build", "eval"]
+    kind: Literal["build", "eval", "profile"]
     command: list[str]
     """The command line that made (or last resumed) the run."""
     recipe: str | None = None
@@ -423,5 +423,18 @@ class EvalManifest(ManifestBase):
     `requests_sent` (also counted in `counts.requests_sent`) and `cache_hits`."""
 
 
-RunManifest = Annotated[BuildManifest | EvalManifest, Field(discriminator="kind")]
-"""`manifest.json` of a run folder, of either kind (`runtime.run` reads and writes it)."""
+class ProfileManifest(ManifestBase):
+    """`manifest.json` of a profile: a suite's builds and evals, and the statistics over them."""
+
+    kind: Literal["profile"] = "profile"
+    suite: dict[str, Any] | None = None
+    """The suite: its name, the file it was read from and the file's sha256."""
+    entries: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Per suite entry: its build or dataset, the dataset evaluated, its eval run folder, the
+    items per task evaluated and how its eval ended."""
+    boot: int = 2000
+    """Bootstrap resamples of every interval (and the seed is `seed`)."""
+
+
+RunManifest = Annotated[BuildManifest | EvalManifest | ProfileManifest, Field(discriminator="kind")]
+"""`manifest.json` of a run folder, of any kind (`runtime.run` reads and writes it)."""

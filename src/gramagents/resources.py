@@ -1,4 +1,4 @@
-"""Find recipes, prompts and rubrics: the user's working directory first, packaged copies second.
+"""Find recipes, prompts, rubrics and suites: the working directory first, packaged copies second.
 
 A user overrides any packaged file by putting an edited copy at the same relative path
 (`graphs/cpg.yaml`, `prompts/cpg/single.zh.md`, ...) in the directory they run from.
@@ -19,7 +19,7 @@ from typing import Literal
 
 from .errors import GramagentsError, InputError
 
-Kind = Literal["graphs", "prompts", "rubrics"]
+Kind = Literal["graphs", "prompts", "rubrics", "suites"]
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..records import EvalManifest, RunManifest
+from ..records import EvalManifest, ProfileManifest, RunManifest
 from ..runtime.run import Run
 from .build import render_build_report
 from .markdown import file_sections, markdown_table, render_report
@@ -26,6 +26,13 @@ def write_reports(
     """
     if isinstance(manifest, EvalManifest):
         return write_eval_report(folder, manifest, summary)
+    if isinstance(manifest, ProfileManifest):
+        from ..profile.markdown import read_profile, render_profile
+
+        data = read_profile(folder.path)
+        if data is not None:
+            folder.write_text("report.md", render_profile(manifest, data))
+        return None, None
     folder.write_text("report.md", render_build_report(manifest, folder.path))
     return None, None
 
@@ -78,7 +85,7 @@ def compare_runs(runs: list[Path]) -> str:
                 tasks.append(task)
         entries.append((manifest, summary))
     if not entries:
-        return "No eval runs among the folders given.\n"
+        return _paired(runs) or "No eval or profile runs among the folders given.\n"
     rows: list[list[str]] = []
     for manifest, summary in entries:
         for model in manifest.models:
@@ -92,4 +99,13 @@ def compare_runs(runs: list[Path]) -> str:
                     else f"{score:.3f} ({tally.invalid_rate:.2f} inv.)"
                 )
             rows.append([manifest.run_id, model, *cells])
-    return "\n".join(markdown_table(["run", "model", *tasks], rows)) + "\n"
+    return "\n".join(markdown_table(["run", "model", *tasks], rows)) + "\n" + _paired(runs)
+
+
+def _paired(runs: list[Path]) -> str:
+    """The paired comparison of the runs' models on their shared items, if any."""
+    from ..profile.compare import compare_folders
+    from ..profile.markdown import paired_lines
+
+    comparisons = [c for c in compare_folders(runs) if c["n"]]
+    return "\n".join(paired_lines(comparisons)) + "\n" if comparisons else ""

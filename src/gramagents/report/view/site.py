@@ -38,6 +38,7 @@ from .items import OUTCOMES, Presenter, write_build_items, write_eval_items
 from .join import RecordStore, joined_items
 from .markup import Figures, inline_json
 from .plots import write_bundle
+from .profile_page import profile_overview
 from .shards import ShardWriter
 
 ASSETS = ("app.js", "style.css")
@@ -185,6 +186,9 @@ def _write(runs: list[Run], out: Path, staging: Path) -> tuple[SiteResult, str]:
         if run.manifest.kind == "eval":
             entry = _eval_data(run, data)
             bodies.append(eval_overview(_as_eval(run), figures))
+        elif run.manifest.kind == "profile":
+            entry = _profile_data(run, data)
+            bodies.append(profile_overview(run.path, run.manifest, figures))
         else:
             entry = _build_data(run, data)
             bodies.append(build_overview(run.path, run.manifest, figures))
@@ -225,6 +229,13 @@ def _eval_data(run: Run, data: Path) -> dict[str, Any]:
             store.close()
     writer.close({"models": models, "outcomes": OUTCOMES, "problem": problem})
     return _entry(run, writer, models, [])
+
+
+def _profile_data(run: Run, data: Path) -> dict[str, Any]:
+    """A profile has no items of its own: its evals' viewers show them."""
+    writer = ShardWriter(data / "items", f"{run.key}/items", [])
+    writer.close({"models": [], "outcomes": OUTCOMES, "problem": None})
+    return _entry(run, writer, [], [])
 
 
 def _build_data(run: Run, data: Path) -> dict[str, Any]:

@@ -1,0 +1,78 @@
+"""`gramagents profile`: the command line of profiles (profile/run.py does the work)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..cli import Concurrency, Limit, NoCache, RunDir, _command, _progress, _run, _say, fail
+from ..errors import GramagentsError
+
+
+def _sources(given: list[str] | None) -> dict[str, Path]:
+    """`ENTRY=PATH` options as a mapping."""
+    sources: dict[str, Path] = {}
+    for value in given or []:
+        name, sep, path = value.partition("=")
+        if not sep or not name or not path:
+            raise fail(GramagentsError(f"--source {value}: expected ENTRY=PATH"))
+        sources[name] = Path(path)
+    return sources
+
+
+def profile(
+    suite: Annotated[
+        str, typer.Option(help="Suite name (zh-pedagogy, en-syntax) or a suite YAML file.")
+    ],
+    model: Annotated[
+        list[str] | None,
+        typer.Option("--model", help="Model spec (repeatable): each is profiled and compared."),
+    ] = None,
+    source: Annotated[
+        list[str] | None,
+        typer.Option(help="ENTRY=PATH: the source or dataset of a suite entry (repeatable)."),
+    ] = None,
+    run_dir: RunDir = None,
+    limit: Limit = None,
+    seed: Annotated[int, typer.Option(help="Seed for sampling and the bootstrap.")] = 1234,
+    boot: Annotated[int, typer.Option(min=0, help="Bootstrap resamples (0: no intervals).")] = (
+        2000
+    ),
+    agent_model: Annotated[
+        str | None, typer.Option(help="Model spec for the agents of builds that run them.")
+    ] = None,
+    judge: Annotated[str, typer.Option(help="Model spec of the rubric judge.")] = "smollm2",
+    concurrency: Concurrency = 16,
+    no_cache: NoCache = False,
+) -> None:
+    """A model's grammar competence across every method of a suite, with paired comparisons."""
+    from .compute import Settings
+    from .run import ProfileOptions, run_profile
+
+    options = ProfileOptions(
+        suite=suite,
+        models=model or ["smollm2"],
+        sources=_sources(source),
+        run_dir=run_dir,
+        limit=limit,
+        seed=seed,
+        settings=Settings(boot=boot, seed=seed),
+        agent_model=agent_model,
+        judge=judge,
+        concurrency=concurrency,
+        use_cache=not no_cache,
+        command=_command(),
+    )
+    result = _run(run_profile(options, lambda: _progress(lines=True)))
+    for model_name, blocks in result.data["competences"].items():
+        shown = ", ".join(
+            f"{c} {b['corrected']['value']:.2f}" if b else f"{c} —" for c, b in blocks.items()
+        )
+        _say(f"{model_name}: {shown}")
+    _say(f"{result.manifest.status}: profile {result.folder.file('profile.json')}")
+    _say(f"view: {result.folder.file('report.html')} (open in a browser)")
+    _say(f"report: {result.folder.file('report.md')}")
+    if result.manifest.status != "complete":
+        raise typer.Exit(1)

@@ -1,0 +1,139 @@
+"""The profile's statistics: chance-corrected scores, bootstrap intervals, paired tests.
+
+Intervals are percentile bootstraps from `scipy.stats.bootstrap` over items (the percentile
+method, not BCa: BCa is undefined when every item scores the same, which a competence a model
+masters does). Paired tests use `statsmodels`: McNemar's exact test on the discordant items of
+tasks scored right or wrong, and Holm's step-down correction over every test of one comparison.
+Everything is seeded, so a profile computed twice prints the same figures.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+from statsmodels.stats.contingency_tables import mcnemar
+from statsmodels.stats.multitest import multipletests
+
+CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A statistic with its bootstrap interval (None where there are too few items)."""
+
+    value: float
+    low: float | None
+    high: float | None
+
+
+def chance_corrected(scores: np.ndarray, baselines: np.ndarray) -> float:
+    """(mean score − mean RANDOM) / (1 − mean RANDOM): 0 at chance, 1 when every item is right.
+
+    Args:
+        scores: Each item's score in [0, 1].
+        baselines: Each item's expected score under a uniform random guess (its task's RANDOM).
+    """
+    random = float(np.mean(baselines))
+    if random >= 1.0:
+        return float("nan")
+    return (float(np.mean(scores)) - random) / (1.0 - random)
+
+
+def _corrected_stat(scores: np.ndarray, baselines: np.ndarray, axis: int = -1) -> np.ndarray:
+    random = np.mean(baselines, axis=axis)
+    return (np.mean(scores, axis=axis) - random) / (1.0 - random)
+
+
+def corrected_estimate(scores: np.ndarray, baselines: np.ndarray, boot: int, seed: int) -> Estimate:
+    """The chance-corrected score with a bootstrap 95 % interval over items (resampled whole)."""
+    value = chance_corrected(scores, baselines)
+    if boot <= 0 or len(scores) < 2 or not np.isfinite(value):
+        return Estimate(value, None, None)
+    result = _bootstrap((scores, baselines), _corrected_stat, boot, seed, paired=True)
+    return Estimate(value, *result)
+
+
+def _mean_stat(values: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.mean(values, axis=axis)
+
+
+def mean_estimate(values: np.ndarray, boot: int, seed: int) -> Estimate:
+    """A mean with its bootstrap 95 % interval over items."""
+    value = float(np.mean(values)) if len(values) else float("nan")
+    if boot <= 0 or len(values) < 2:
+        return Estimate(value, None, None)
+    return Estimate(value, *_bootstrap((values,), _mean_stat, boot, seed, paired=False))
+
+
+def _bootstrap(
+    data: tuple[np.ndarray, ...],
+    statistic: Callable[..., np.ndarray],
+    boot: int,
+    seed: int,
+    paired: bool,
+) -> tuple[float, float]:
+    if all(np.all(d == d[0]) for d in data):  # nothing varies: every resample is the same
+        value = float(statistic(*(d[None, :] for d in data))[0])
+        return value, value
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = stats.bootstrap(
+            data,
+            statistic,
+            n_resamples=boot,
+            vectorized=True,
+            paired=paired,
+            method="percentile",
+            confidence_level=CONFIDENCE,
+            rng=np.random.default_rng(seed),
+        )
+    interval = result.confidence_interval
+    return float(interval.low), float(interval.high)
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Model A against model B on the items both answered."""
+
+    n: int
+    difference: Estimate
+    """Mean score of A minus mean score of B, with a paired bootstrap interval."""
+    p: float | None
+    """McNemar's exact p-value (items scored right or wrong only), else None."""
+    a_only: int = 0
+    """Items A got right and B wrong (McNemar's discordant cells)."""
+    b_only: int = 0
+    p_holm: float | None = None
+    """`p` after Holm's correction over every test of the comparison."""
+
+
+def paired_difference(a: np.ndarray, b: np.ndarray, boot: int, seed: int) -> Paired:
+    """A's scores against B's on the same items, in the same order."""
+    if len(a) != len(b):
+        raise ValueError("paired scores need the same items")
+    difference = mean_estimate(a - b, boot, seed)
+    binary = bool(np.all(np.isin(a, (0.0, 1.0))) and np.all(np.isin(b, (0.0, 1.0))))
+    if not binary or not len(a):
+        return Paired(len(a), difference, None)
+    a_only = int(np.sum((a == 1.0) & (b == 0.0)))
+    b_only = int(np.sum((a == 0.0) & (b == 1.0)))
+    table = [[0, a_only], [b_only, 0]]  # concordant cells do not enter the exact test
+    p = 1.0 if a_only + b_only == 0 else float(mcnemar(table, exact=True).pvalue)
+    return Paired(len(a), difference, p, a_only, b_only)
+
+
+def holm(pairs: list[Paired]) -> list[Paired]:
+    """The comparisons with Holm-corrected p-values over those that have a p-value."""
+    tested = [i for i, pair in enumerate(pairs) if pair.p is not None]
+    if not tested:
+        return pairs
+    _, corrected, _, _ = multipletests([pairs[i].p for i in tested], method="holm")
+    out = list(pairs)
+    for i, value in zip(tested, corrected, strict=True):
+        pair = pairs[i]
+        out[i] = Paired(pair.n, pair.difference, pair.p, pair.a_only, pair.b_only, float(value))
+    return out

@@ -1,0 +1,148 @@
+"""`gramagents profile` end to end with scripted models, suites, and `gramagents report A B`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from gramagents.errors import InputError
+from gramagents.models.scripted import ScriptedBackend
+from gramagents.profile.compute import Settings
+from gramagents.profile.run import ProfileOptions, run_profile
+from gramagents.profile.suite import load_suite
+
+from .conftest import EXAMPLE_TABLE, ROOT
+from .test_cli import assert_user_error, gramagents
+
+ScriptedBackend.register("says-true", lambda request: "T")
+ScriptedBackend.register("says-false", lambda request: "F")
+
+SUITE = f"""\
+suite: planted
+description: Two competences a model that always says T gets right and wrong.
+entries:
+  cpg:
+    build: {{recipe: cpg, source: {EXAMPLE_TABLE}}}
+    limit: 40
+competences:
+  holds: [SINGLE-T]
+  absent: [SINGLE-F]
+"""
+
+
+def _profile(tmp: Path, models: list[str], name: str) -> Path:
+    suite = tmp / "planted.yaml"
+    suite.write_text(SUITE, encoding="utf-8")
+    options = ProfileOptions(
+        suite=str(suite), models=models, run_dir=tmp / name, settings=Settings(boot=500, seed=1)
+    )
+    result = asyncio.run(run_profile(options))
+    assert result.manifest.status == "complete"
+    return result.folder.path
+
+
+def test_a_profile_scores_each_competence_of_scripted_models(in_tmp: Path):
+    folder = _profile(in_tmp, ["scripted:says-true", "scripted:says-false"], "both")
+    data = json.loads((folder / "profile.json").read_text(encoding="utf-8"))
+    yes, no = data["competences"]["scripted:says-true"], data["competences"]["scripted:says-false"]
+    assert yes["holds"]["corrected"]["value"] == 1.0  # always right: RANDOM 0.5 -> 1.0
+    assert yes["absent"]["corrected"]["value"] == -1.0  # always wrong: below chance
+    assert no["holds"]["corrected"]["value"] == -1.0
+    assert yes["holds"]["n"] == 40 and yes["holds"]["tasks"]["SINGLE-T"]["random"] == 0.5
+    (pair,) = data["paired"]
+    rows = {(r["kind"], r["name"]): r for r in pair["rows"]}
+    assert rows["task", "SINGLE-T"]["difference"]["value"] == 1.0
+    assert rows["task", "SINGLE-T"]["p_holm"] < 0.001
+    weakest = [p["corrected"] for p in data["weakest"]["scripted:says-true"]]
+    assert weakest == sorted(weakest) and weakest[0] < 0  # points asked most in SINGLE-F
+    report = (folder / "report.md").read_text(encoding="utf-8")
+    for heading in ("## Competences", "## Weakest grammar points", "## Paired comparison"):
+        assert heading in report
+    page = (folder / "report.html").read_text(encoding="utf-8")
+    assert "Weakest grammar points" in page and 'href="evals/cpg/report.html#items"' in page
+    assert (folder / "evals" / "cpg" / "report.html").is_file()
+
+
+def test_report_of_two_profiles_prints_the_paired_comparison(in_tmp: Path):
+    a = _profile(in_tmp, ["scripted:says-true"], "a")
+    b = _profile(in_tmp, ["scripted:says-false"], "b")
+    again = _profile(in_tmp, ["scripted:says-false"], "b")  # resumed: nothing asked again
+    assert again == b
+    result = gramagents("report", str(a), str(b), cwd=in_tmp)
+    assert result.returncode == 0, result.stderr
+    assert "### scripted:says-true − scripted:says-false (80 items)" in result.stdout
+    assert "p (Holm)" in result.stdout
+    assert "| competence | holds | 40 |" in result.stdout
+    evals = gramagents("report", str(a / "evals" / "cpg"), str(b / "evals" / "cpg"), cwd=in_tmp)
+    assert evals.returncode == 0, evals.stderr
+    assert "| scripted:says-true | 1.000" in evals.stdout  # the side-by-side table, then
+    assert "### scripted:says-true − scripted:says-false (80 items)" in evals.stdout
+    row = r"| task | SINGLE-T | 40 | 1.000 \[1.000, 1.000\] | 40 / 0 | \<0.001 | \<0.001 |"
+    assert row in evals.stdout  # markdown-escaped cells
+
+
+def test_every_shipped_suite_loads_and_names_known_tasks():
+    names = sorted(p.stem for p in (ROOT / "suites").glob("*.yaml"))
+    assert {"zh-pedagogy", "en-syntax"} <= set(names)
+    for name in names:
+        suite, _ = load_suite(name)
+        assert suite.competences, name
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (
+            "suite: s\nentries:\n  a:\n    dataset: {path: x}\n    limt: 3\ncompetences:\n"
+            "  r: [SINGLE-T]\n",
+            [":5:", "unknown key", "limit"],
+        ),
+        (
+            "suite: s\nentries:\n  a:\n    dataset: {path: x}\ncompetences:\n  r: [SINGLE-T]\n"
+            "  d: [SINGLE-T]\n",
+            [":7:", "already in the competence 'r'"],
+        ),
+        (
+            "suite: s\nentries:\n  a:\n    dataset: {path: x}\ncompetences:\n  r: [EDU-ESSAY]\n",
+            [":6:", "rmse"],
+        ),
+    ],
+)
+def test_a_bad_suite_is_one_line_naming_file_line_and_field(tmp_path: Path, text, words):
+    path = tmp_path / "bad.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_suite(str(path))
+    message = str(caught.value)
+    assert message.startswith(str(path))
+    for word in words:
+        assert word in message
+
+
+def test_the_command_refuses_an_entry_without_its_source(tmp_path: Path):
+    result = gramagents("profile", "--suite", "edueval-release", "--model", "smollm2", cwd=tmp_path)
+    assert_user_error(result, tmp_path, "edueval-release.yaml:9:", "--source edueval=PATH")
+
+
+@pytest.mark.slow
+def test_the_shipped_en_syntax_suite_profiles_the_embedded_model(
+    in_tmp: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.chdir(ROOT)  # the suite reads examples/ from the repository's folder
+    options = ProfileOptions(
+        suite="en-syntax",
+        models=["smollm2"],
+        run_dir=in_tmp / "p",
+        limit=1,
+        settings=Settings(boot=200),
+    )
+    result = asyncio.run(run_profile(options))
+    assert result.manifest.status == "complete"
+    suite, _ = load_suite("en-syntax")
+    blocks = result.data["competences"]["smollm2"]
+    assert list(blocks) == list(suite.competences)
+    assert all(block is not None and block["n"] >= 1 for block in blocks.values())
+    assert (in_tmp / "p" / "report.html").is_file()
