@@ -160,7 +160,11 @@ async def run_build(
     progress = progress or SilentProgress()
     recipe, recipe_file = load_recipe(recipe_name)
     seed = options.seed if options.seed is not None else recipe.seed
-    source = _read_source(recipe, options, seed)
+    progress.start(f"read {options.source.name}", 0)
+    try:
+        source = _read_source(recipe, options, seed)
+    finally:
+        progress.stop()
     cache = open_cache(options.use_cache, options.cache_path)
     models: dict[str, Model] = {}
     try:
