@@ -345,15 +345,15 @@ async def _evaluate_model(
                 progress.advance(count)
                 collect(count)
 
-            def count_judged(count: int) -> None:
-                progress.advance(0, judged=count)
+            def tally(name: str, count: int) -> None:
+                progress.advance(0, **{name: count})
 
             context = EvalContext(
                 model=model,
                 tasks=tasks,
                 records=writer.chunk,
                 advance=advance,
-                judged=count_judged,
+                tally=tally,
                 report=report,
                 templates=templates,
                 judge=judge,

@@ -106,8 +106,8 @@ class EvalContext:
     conditioning: dict[str, str] = field(default_factory=dict)
     """Per minimal-pair task of the run, how its sentences are scored (pair_conditioning.py
     resolves every one: the run's option, else its items', else the task's own)."""
-    judged: Callable[[int], None] = field(default=lambda count: None)
-    """Counts answers the judge has scored, as each judgment returns."""
+    tally: Callable[[str, int], None] = field(default=lambda name, count: None)
+    """Counts what a chunk has done so far (`answered` by the model, `judged`), for progress."""
 
 
 def _context(config: RunnableConfig) -> EvalContext:
@@ -292,7 +292,7 @@ async def judge_answers(state: ChunkState, config: RunnableConfig) -> dict[str, 
         jobs.append(
             _counted(
                 judge_one(ctx.judge, ctx.rubrics[name], task_input, generation.text, template),
-                ctx.judged,
+                lambda count: ctx.tally("judged", count),
             )
         )
     for index, verdict in zip(at, await asyncio.gather(*jobs), strict=True):
@@ -462,6 +462,7 @@ async def answer(chunk: ChunkState, config: RunnableConfig) -> dict[str, Any]:
     """
     # a new dict: the chunk given by the plan lives as long as the run, its answers must not
     chunk = {**chunk, **(await generate(chunk, config))}
+    _context(config).tally("answered", len(chunk["items"]))
     if _context(config).judge is not None:
         chunk["judgments"] = (await judge_answers(chunk, config))["judgments"]
     return await score(chunk, config)
