@@ -67,6 +67,23 @@ NoCache = Annotated[
 ]
 
 
+Threads = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        help="Threads for local models (default: the CPUs this process may use, less those "
+        "the load average says are busy; OMP_NUM_THREADS when set).",
+    ),
+]
+
+
+def _threads(requested: int | None) -> None:
+    """Fit torch's threads to the machine for this command (only the CLI does this)."""
+    from .runtime.threads import apply_threads
+
+    apply_threads(requested)
+
+
 class OnChange(str, Enum):
     """What a resume does when inputs changed since its records were made."""
 
@@ -110,13 +127,17 @@ def _run(coroutine: Coroutine[Any, Any, T]) -> T:
         raise typer.Exit(130) from None
 
 
-def _progress(lines: bool = False) -> Any:
-    """Bars on a terminal; elsewhere plain lines (`lines`) or nothing."""
-    from .progress import LineProgress, RichProgress, SilentProgress
+def _progress() -> Any:
+    """Bars on a terminal; elsewhere (a log, a pipe, CI) a plain line every few seconds."""
+    from .progress import LineProgress, RichProgress
 
     if err.is_terminal:
         return RichProgress(err)
-    return LineProgress(err) if lines else SilentProgress()
+    seconds = os.environ.get("GRAMAGENTS_PROGRESS_S", "")
+    try:
+        return LineProgress(err, interval=max(0.0, float(seconds)))
+    except ValueError:  # unset or not a number: the default interval
+        return LineProgress(err)
 
 
 @app.command()
@@ -141,9 +162,12 @@ def build(
     concurrency: Concurrency = 16,
     no_cache: NoCache = False,
     resume_changed: ResumeChanged = OnChange.refuse,
+    threads: Threads = None,
 ) -> None:
     """Build a dataset: read a grammar source, run the recipe's agents, assemble banks."""
     from .workflow.build import BuildOptions, run_build
+
+    _threads(threads)
 
     options = BuildOptions(
         source=source,
@@ -157,7 +181,7 @@ def build(
         command=_command(),
         resume_changed=resume_changed.value,
     )
-    result = _run(run_build(recipe, options, _progress(lines=True)))
+    result = _run(run_build(recipe, options, _progress()))
     counts = result.manifest.tasks
     if result.items:
         _say(
@@ -204,7 +228,13 @@ def evaluate(
     no_cache: NoCache = False,
     judge: Annotated[
         str,
-        typer.Option(help="Model spec of the rubric judge for open-ended tasks (any backend)."),
+        typer.Option(
+            "--judge-model",
+            "--judge",
+            help="Model spec of the rubric judge for open-ended tasks (any backend; best a "
+            "capable model other than the one under test: the embedded default is a smoke "
+            "test, not a judge).",
+        ),
     ] = "smollm2",
     conditioning: Annotated[
         str | None,
@@ -215,9 +245,12 @@ def evaluate(
         ),
     ] = None,
     resume_changed: ResumeChanged = OnChange.refuse,
+    threads: Threads = None,
 ) -> None:
     """Evaluate models on a dataset and write per-item records and a report."""
     from .workflow.eval import EvalOptions, run_eval
+
+    _threads(threads)
 
     options = EvalOptions(
         models=model or ["smollm2"],
@@ -457,7 +490,24 @@ def main() -> None:
         handler.addFilter(RedactingFilter())
     logging.getLogger("gramagents").setLevel(logging.INFO)
     add_recipe_commands()
-    app()
+    sys.exit(_standalone())
+
+
+def _standalone() -> int:
+    """Run the app; a usage error is one `error:` line, as every other failure is."""
+    try:
+        result = app(standalone_mode=False)
+    except typer.Abort:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except typer.TyperException as exc:  # click's usage errors (a missing option, ...)
+        context = getattr(exc, "ctx", None)
+        usage = f" (see '{context.command_path} --help')" if context is not None else ""
+        message = exc.format_message()  # type: ignore[attr-defined]
+        if message:  # no message: the help was shown (a command given no arguments)
+            print(f"error: {message}{usage}", file=sys.stderr)
+        return int(getattr(exc, "exit_code", 2))
+    return result if isinstance(result, int) else 0
 
 
 if __name__ == "__main__":
