@@ -14,6 +14,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 from rich.console import Console
 
+from .cli_runtime import apply_threads, progress_display, standalone
 from .errors import GramagentsError
 from .redact import RedactingFilter, redact
 
@@ -77,11 +78,15 @@ Threads = Annotated[
 ]
 
 
-def _threads(requested: int | None) -> None:
-    """Fit torch's threads to the machine for this command (only the CLI does this)."""
-    from .runtime.threads import apply_threads
-
-    apply_threads(requested)
+JudgeModel = Annotated[
+    str,
+    typer.Option(
+        "--judge-model",
+        "--judge",
+        help="Model spec of the rubric judge for open-ended tasks (any backend; best a capable "
+        "model other than the one under test: the embedded default is a smoke test, not a judge).",
+    ),
+]
 
 
 class OnChange(str, Enum):
@@ -127,19 +132,6 @@ def _run(coroutine: Coroutine[Any, Any, T]) -> T:
         raise typer.Exit(130) from None
 
 
-def _progress() -> Any:
-    """Bars on a terminal; elsewhere (a log, a pipe, CI) a plain line every few seconds."""
-    from .progress import LineProgress, RichProgress
-
-    if err.is_terminal:
-        return RichProgress(err)
-    seconds = os.environ.get("GRAMAGENTS_PROGRESS_S", "")
-    try:
-        return LineProgress(err, interval=max(0.0, float(seconds)))
-    except ValueError:  # unset or not a number: the default interval
-        return LineProgress(err)
-
-
 @app.command()
 def build(
     recipe: Annotated[str, typer.Argument(help="Recipe name (cpg) or path (graphs/cpg.yaml).")],
@@ -167,7 +159,7 @@ def build(
     """Build a dataset: read a grammar source, run the recipe's agents, assemble banks."""
     from .workflow.build import BuildOptions, run_build
 
-    _threads(threads)
+    apply_threads(threads)
 
     options = BuildOptions(
         source=source,
@@ -181,7 +173,7 @@ def build(
         command=_command(),
         resume_changed=resume_changed.value,
     )
-    result = _run(run_build(recipe, options, _progress()))
+    result = _run(run_build(recipe, options, progress_display(err)))
     counts = result.manifest.tasks
     if result.items:
         _say(
@@ -226,16 +218,7 @@ def evaluate(
     seed: Seed = None,
     concurrency: Concurrency = 16,
     no_cache: NoCache = False,
-    judge: Annotated[
-        str,
-        typer.Option(
-            "--judge-model",
-            "--judge",
-            help="Model spec of the rubric judge for open-ended tasks (any backend; best a "
-            "capable model other than the one under test: the embedded default is a smoke "
-            "test, not a judge).",
-        ),
-    ] = "smollm2",
+    judge: JudgeModel = "smollm2",
     conditioning: Annotated[
         str | None,
         typer.Option(
@@ -250,7 +233,7 @@ def evaluate(
     """Evaluate models on a dataset and write per-item records and a report."""
     from .workflow.eval import EvalOptions, run_eval
 
-    _threads(threads)
+    apply_threads(threads)
 
     options = EvalOptions(
         models=model or ["smollm2"],
@@ -266,7 +249,7 @@ def evaluate(
         conditioning=conditioning,
         resume_changed=resume_changed.value,
     )
-    result = _run(run_eval(dataset, options, _progress()))
+    result = _run(run_eval(dataset, options, progress_display(err)))
     counts = result.manifest.counts
     _say(
         f"{result.manifest.status}: {counts.items} answers, {counts.requests_sent} "
@@ -490,24 +473,7 @@ def main() -> None:
         handler.addFilter(RedactingFilter())
     logging.getLogger("gramagents").setLevel(logging.INFO)
     add_recipe_commands()
-    sys.exit(_standalone())
-
-
-def _standalone() -> int:
-    """Run the app; a usage error is one `error:` line, as every other failure is."""
-    try:
-        result = app(standalone_mode=False)
-    except typer.Abort:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except typer.TyperException as exc:  # click's usage errors (a missing option, ...)
-        context = getattr(exc, "ctx", None)
-        usage = f" (see '{context.command_path} --help')" if context is not None else ""
-        message = exc.format_message()  # type: ignore[attr-defined]
-        if message:  # no message: the help was shown (a command given no arguments)
-            print(f"error: {message}{usage}", file=sys.stderr)
-        return int(getattr(exc, "exit_code", 2))
-    return result if isinstance(result, int) else 0
+    sys.exit(standalone(app))
 
 
 if __name__ == "__main__":
