@@ -40,6 +40,7 @@ class CachedSteps:
         self.lm = lm
         self.eos = eos
         self._rows: list[_Row] = []
+        self._criteria: dict[tuple[str, ...], Any] = {}
         # transformers 5 names the argument `cache`; earlier releases `past_key_values`
         forward = inspect.signature(lm.model.forward).parameters
         self._cache_arg = "cache" if "cache" in forward else "past_key_values"
@@ -70,6 +71,15 @@ class CachedSteps:
             best = _Row(list(ids), best.cache, out.logits[0, -1].float())  # grown in place
         return best
 
+    def _stopping(self, stops: tuple[str, ...]) -> Any:
+        """Criteria for these stop strings, made once: making them reads the whole vocabulary."""
+        if stops not in self._criteria:
+            from transformers import StoppingCriteriaList, StopStringCriteria
+
+            criteria = StopStringCriteria(self.lm.tokenizer, list(stops))
+            self._criteria[stops] = StoppingCriteriaList([criteria])
+        return self._criteria[stops]
+
     def _keep(self, row: _Row) -> None:
         self._rows.append(row)
         del self._rows[:-MAX_ROWS]
@@ -95,7 +105,7 @@ class CachedSteps:
             "output_logits": True,
         }
         if params.stop:
-            kwargs.update(stop_strings=list(params.stop), tokenizer=tokenizer)
+            kwargs["stopping_criteria"] = self._stopping(params.stop)
         if params.temperature > 0:
             kwargs.update(do_sample=True, temperature=params.temperature, top_p=params.top_p)
             torch.manual_seed(params.seed if params.seed is not None else 0)
