@@ -129,6 +129,7 @@ class HFBackend(Backend):
         # cached: each row's prompt computed once for all its fields (hf_steps.py); batched:
         # every field a batched pass over the prompts again (faster for many short prompts).
         self.guided_steps = steps
+        self._steps: Any = None
         self._generate_batcher = MicroBatcher(self._generate_sync, self.batch_size * 4)
         # Scoring takes many requests at once: the more sequences meet, the more prefixes
         # they share (prefix_tree); the token budget still bounds each forward pass.
@@ -258,8 +259,9 @@ class HFBackend(Backend):
             return GuidedDecoder(self._encode_piece, self._generate_sorted, self._score_choices)
         from .hf_steps import CachedSteps
 
-        steps = CachedSteps(self.lm, _eos_ids(self.lm))
-        return GuidedDecoder(self._encode_piece, steps.generate, steps.score)
+        if self._steps is None:  # kept: a re-ask reuses its first prompt's cache
+            self._steps = CachedSteps(self.lm, _eos_ids(self.lm))
+        return GuidedDecoder(self._encode_piece, self._steps.generate, self._steps.score)
 
     def _encode_piece(self, text: str) -> list[int]:
         return list(self.lm.tokenizer(text, add_special_tokens=False).input_ids) if text else []

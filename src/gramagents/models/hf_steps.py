@@ -6,12 +6,13 @@ value is a step that continues the prompt and what was written so far. Run as se
 total and its reason cost seven passes over a 1,500-token prompt. `CachedSteps` keeps, per
 row, the KV cache of everything computed so far and its last logits, so each step computes
 only its own new tokens: the prompt once, then a few tokens per field. Rows run one at a
-time (no padding to realign as rows grow by different amounts); the cache lives for one
-batch of requests.
+time (no padding to realign as rows grow by different amounts). The backend keeps one
+`CachedSteps` (bounded by `MAX_TOKENS`), so a re-asked request reuses its first prompt's cache.
 """
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -19,8 +20,10 @@ from typing import Any
 from ..records import Generation, GenParams
 from .hf_load import LoadedLM
 
-MAX_ROWS = 64
-"""Rows whose cache is kept at once (the guided decoder steps every row of a batch in turn)."""
+MAX_TOKENS = 16384
+"""Tokens whose cache is kept at once, over all rows (about 370 MB for SmolLM2-135M)."""
+MIN_SHARED = 16
+"""The shortest shared start worth copying a row's cache for."""
 
 
 @dataclass
@@ -50,15 +53,7 @@ class CachedSteps:
         import torch
         from transformers import DynamicCache
 
-        best: _Row | None = None
-        for row in self._rows:
-            n = len(row.ids)
-            if n <= len(ids) and ids[:n] == row.ids and (best is None or n > len(best.ids)):
-                best = row
-        if best is not None:
-            self._rows.remove(best)
-        else:
-            best = _Row([], DynamicCache(), None)
+        best = self._continued(ids) or self._forked(ids) or _Row([], DynamicCache(), None)
         new = ids[len(best.ids) :]
         if new:
             with torch.inference_mode():
@@ -71,6 +66,35 @@ class CachedSteps:
             best = _Row(list(ids), best.cache, out.logits[0, -1].float())  # grown in place
         return best
 
+    def _continued(self, ids: list[int]) -> _Row | None:
+        """The longest kept row that `ids` continues, taken out of the kept rows."""
+        best: _Row | None = None
+        for row in self._rows:
+            n = len(row.ids)
+            if n <= len(ids) and ids[:n] == row.ids and (best is None or n > len(best.ids)):
+                best = row
+        if best is not None:
+            self._rows.remove(best)
+        return best
+
+    def _forked(self, ids: list[int]) -> _Row | None:
+        """A copy of the kept row sharing the longest start with `ids`, cut to that start.
+
+        A re-asked request repeats its first prompt, then adds the answer and the error: its
+        prompt's cache is reused. The row itself stays as it was, for its own next step.
+        """
+        shared, source = 0, None
+        for row in self._rows:
+            n = _common(row.ids, ids)
+            if n > shared:
+                shared, source = n, row
+        if source is None or shared < MIN_SHARED:
+            return None
+        keep = min(shared, len(ids) - 1)  # at least one token left to give the last logits
+        cache = copy.deepcopy(source.cache)
+        _crop(cache, keep)
+        return _Row(ids[:keep], cache, None)
+
     def _stopping(self, stops: tuple[str, ...]) -> Any:
         """Criteria for these stop strings, made once: making them reads the whole vocabulary."""
         if stops not in self._criteria:
@@ -82,7 +106,8 @@ class CachedSteps:
 
     def _keep(self, row: _Row) -> None:
         self._rows.append(row)
-        del self._rows[:-MAX_ROWS]
+        while len(self._rows) > 1 and sum(len(r.ids) for r in self._rows) > MAX_TOKENS:
+            del self._rows[0]  # the oldest first
 
     def generate(self, batch: list[list[int]], params: GenParams) -> list[Generation]:
         """Continue each row (its cached prefix is not computed again)."""
@@ -156,3 +181,13 @@ def _crop(cache: Any, length: int) -> None:
     extra = cache.get_seq_length() - length
     if extra > 0:
         cache.crop(-extra)
+
+
+def _common(a: list[int], b: list[int]) -> int:
+    """How many tokens `a` and `b` share from their start."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
