@@ -98,6 +98,25 @@ def test_unknown_model_spec(tmp_path, dataset):
     work.mkdir()
     result = gramagents("eval", str(dataset), "--model", "gpt5:turbo", cwd=work)
     assert_user_error(result, work, "--model 'gpt5:turbo'", "unknown backend 'gpt5'")
+    assert "(known: hf, openai, smollm2)" in result.stderr  # no backend made for tests
+
+
+def test_an_unknown_recipe_is_named_with_the_recipes_there_are(tmp_path):
+    result = gramagents("build", "cpgg", "--source", str(EXAMPLE_TABLE), cwd=tmp_path)
+    assert_user_error(
+        result, tmp_path, "unknown recipe 'cpgg'", "(known: cpg, edu, gec, grammar-book, syntax-qa"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["agree", "runs/x"], ["Missing option '--human'", "gramagents agree --help"]),
+        (["evaluate"], ["No such command 'evaluate'"]),
+    ],
+)
+def test_a_usage_error_is_one_error_line_too(tmp_path, args, words):
+    assert_user_error(gramagents(*args, cwd=tmp_path), tmp_path, *words)
 
 
 def test_unreachable_base_url(tmp_path, dataset):

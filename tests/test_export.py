@@ -204,3 +204,15 @@ def test_the_command_line_exports_and_eval_reads_the_folder(tmp_path, monkeypatc
     again = runner.invoke(app, ["export", str(build), str(out), "--to", "parquet"])
     assert again.exit_code == 2 and "already exists" in again.output
     assert dumps(out) == dumps(build)
+
+
+def test_the_cards_title_names_the_recipe_once(tmp_path):
+    build = odd_build(tmp_path / "gec")
+    manifest = json.loads((build / "manifest.json").read_text(encoding="utf-8"))
+    manifest.update(recipe="gec", run_id="gec")  # a build folder named after its recipe
+    (build / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    export_run(build, "hf", tmp_path / "out")
+    card = (tmp_path / "out" / "README.md").read_text(encoding="utf-8")
+    _, front, body = card.split("---\n", 2)
+    assert yaml.safe_load(front)["pretty_name"] == "gec benchmark"
+    assert body.lstrip().splitlines()[0] == "# gec benchmark"

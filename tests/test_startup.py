@@ -98,7 +98,7 @@ def test_an_unknown_recipe_is_one_line_without_importing_recipes_or_heavy_librar
         done, modules = _cli_imports(args, tmp_path)
         assert done.returncode == 2
         assert done.stderr.strip().splitlines() == [done.stderr.strip()]
-        assert done.stderr.startswith("error: graph 'nope.yaml' not found"), done.stderr
+        assert done.stderr.startswith("error: unknown recipe 'nope' (known: cpg, "), done.stderr
         assert not [m for m in modules if m.startswith("gramagents.recipes")], args
         assert not [m for m in HEAVY if m in modules], args
         assert "gramagents.workflow.build" not in modules

@@ -12,6 +12,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 from rich.console import Console
 
+from .cli_runtime import apply_threads, may_name_a_recipe_command, progress_display, standalone
 from .errors import GramagentsError
 from .redact import redact
 
@@ -65,6 +66,27 @@ NoCache = Annotated[
 ]
 
 
+Threads = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        help="Threads for local models (default: the CPUs this process may use, less those "
+        "the load average says are busy; OMP_NUM_THREADS when set).",
+    ),
+]
+
+
+JudgeModel = Annotated[
+    str,
+    typer.Option(
+        "--judge-model",
+        "--judge",
+        help="Model spec of the rubric judge for open-ended tasks (any backend; best a capable "
+        "model other than the one under test: the embedded default is a smoke test, not a judge).",
+    ),
+]
+
+
 class OnChange(str, Enum):
     """What a resume does when inputs changed since its records were made."""
 
@@ -108,15 +130,6 @@ def _run(coroutine: Coroutine[Any, Any, T]) -> T:
         raise typer.Exit(130) from None
 
 
-def _progress(lines: bool = False) -> Any:
-    """Bars on a terminal; elsewhere plain lines (`lines`) or nothing."""
-    from .progress import LineProgress, RichProgress, SilentProgress
-
-    if err.is_terminal:
-        return RichProgress(err)
-    return LineProgress(err) if lines else SilentProgress()
-
-
 def _build_source(recipe: str, source: Path | None) -> Path:
     """Fail on an unknown recipe or a missing --source before the build's libraries load."""
     from .resources import recipe_path
@@ -153,10 +166,13 @@ def build(
     concurrency: Concurrency = 16,
     no_cache: NoCache = False,
     resume_changed: ResumeChanged = OnChange.refuse,
+    threads: Threads = None,
 ) -> None:
     """Build a dataset: read a grammar source, run the recipe's agents, assemble banks."""
     source = _build_source(recipe, source)
     from .workflow.build import BuildOptions, run_build
+
+    apply_threads(threads)
 
     options = BuildOptions(
         source=source,
@@ -170,7 +186,7 @@ def build(
         command=_command(),
         resume_changed=resume_changed.value,
     )
-    result = _run(run_build(recipe, options, _progress(lines=True)))
+    result = _run(run_build(recipe, options, progress_display(err)))
     counts = result.manifest.tasks
     if result.items:
         _say(
@@ -216,10 +232,7 @@ def evaluate(
     seed: Seed = None,
     concurrency: Concurrency = 16,
     no_cache: NoCache = False,
-    judge: Annotated[
-        str,
-        typer.Option(help="Model spec of the rubric judge for open-ended tasks (any backend)."),
-    ] = "smollm2",
+    judge: JudgeModel = "smollm2",
     conditioning: Annotated[
         str | None,
         typer.Option(
@@ -229,9 +242,12 @@ def evaluate(
         ),
     ] = None,
     resume_changed: ResumeChanged = OnChange.refuse,
+    threads: Threads = None,
 ) -> None:
     """Evaluate models on a dataset and write per-item records and a report."""
     from .workflow.eval import EvalOptions, run_eval
+
+    apply_threads(threads)
 
     options = EvalOptions(
         models=model or ["smollm2"],
@@ -247,7 +263,7 @@ def evaluate(
         conditioning=conditioning,
         resume_changed=resume_changed.value,
     )
-    result = _run(run_eval(dataset, options, _progress()))
+    result = _run(run_eval(dataset, options, progress_display(err)))
     counts = result.manifest.counts
     _say(
         f"{result.manifest.status}: {counts.items} answers, {counts.requests_sent} "
@@ -453,14 +469,6 @@ def rubric_check(
     _say("ok")
 
 
-def add_profile_command() -> None:
-    """Add `gramagents profile` (its module builds on this one's options and helpers)."""
-    from .profile.command import profile
-
-    if "profile" not in {c.name for c in app.registered_commands}:
-        app.command(name="profile")(profile)
-
-
 def add_recipe_commands() -> None:
     """Add the subcommands recipes register (e.g. `m2`), once."""
     from .plugins import COMMANDS
@@ -474,23 +482,14 @@ def add_recipe_commands() -> None:
 def main() -> None:
     """Console-script entry point."""
     from .process import command_process
+    from .profile.command import add_profile_command  # it builds on this module's options
 
-    add_profile_command()
-    if _may_name_a_recipe_command(sys.argv[1:]):
+    add_profile_command(app)
+    if may_name_a_recipe_command(app, sys.argv[1:]):
         add_recipe_commands()
     with command_process():
-        app()
-
-
-def _may_name_a_recipe_command(args: list[str]) -> bool:
-    """Whether the command line may ask for a recipe's subcommand (a built-in never does)."""
-    first = next((arg for arg in args if not arg.startswith("-")), None)
-    builtin = {
-        c.name or (c.callback.__name__.replace("_", "-") if c.callback else "")
-        for c in app.registered_commands
-    }
-    builtin |= {g.name for g in app.registered_groups if g.name}
-    return first is None or first not in builtin
+        code = standalone(app)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

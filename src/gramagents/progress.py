@@ -1,7 +1,17 @@
-"""Progress display for long work: rich bars on a terminal, nothing in library use."""
+"""Progress display for long work: rich bars on a terminal, plain lines elsewhere.
+
+A phase (a build stage, one model's eval) has a size, counts its finished steps and, beside
+them, named tallies (an agent stage's accepted and rejected calls, the judge's verdicts).
+On a terminal each phase is a rich bar; on a log, a pipe or CI (`LineProgress`) each update
+is one plain line on stderr, at most one every `interval` seconds, plus a line when a phase
+starts and ends, and a heartbeat line while a phase makes no visible progress, so a log
+shows the work is alive. Library use shows nothing (`SilentProgress`).
+"""
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Protocol
 
 from rich.console import Console
@@ -16,15 +26,20 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+INTERVAL_S = 5.0
+"""Seconds between two lines of a phase on a log."""
+MIN_BEAT_S = 0.05
+"""The shortest silence after which a phase that has not advanced prints its line again."""
+
 
 class ProgressSink(Protocol):
     """Where long-running work reports how far it is."""
 
     def start(self, label: str, total: int) -> None:
-        """Begin a phase of `total` steps."""
+        """Begin a phase of `total` steps (0: a step of unknown size, shown as running)."""
 
-    def advance(self, steps: int = 1) -> None:
-        """Count finished steps of the current phase."""
+    def advance(self, steps: int = 1, **tallies: int) -> None:
+        """Count finished steps of the current phase, and add to its named tallies."""
 
     def note(self, message: str) -> None:
         """Say something short about what is happening."""
@@ -39,7 +54,7 @@ class SilentProgress:
     def start(self, label: str, total: int) -> None:
         """Ignore."""
 
-    def advance(self, steps: int = 1) -> None:
+    def advance(self, steps: int = 1, **tallies: int) -> None:
         """Ignore."""
 
     def note(self, message: str) -> None:
@@ -49,8 +64,12 @@ class SilentProgress:
         """Ignore."""
 
 
+def _tallies_text(tallies: dict[str, int]) -> str:
+    return ", ".join(f"{name} {value}" for name, value in tallies.items())
+
+
 class RichProgress:
-    """A rich progress bar per phase, on stderr."""
+    """A rich progress bar per phase, on stderr, its tallies beside it."""
 
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console(stderr=True)
@@ -61,10 +80,12 @@ class RichProgress:
             MofNCompleteColumn(),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
+            TextColumn("{task.fields[tallies]}"),
             console=self.console,
             transient=False,
         )
         self._task: TaskID | None = None
+        self._tallies: dict[str, int] = {}
         self._started = False
 
     def start(self, label: str, total: int) -> None:
@@ -72,16 +93,22 @@ class RichProgress:
         if not self._started:
             self._progress.start()
             self._started = True
-        self._task = self._progress.add_task(label, total=total)
+        self._tallies = {}
+        self._task = self._progress.add_task(label, total=total or None, tallies="")
 
-    def advance(self, steps: int = 1) -> None:
-        """Move the current bar."""
-        if self._task is not None:
-            self._progress.advance(self._task, steps)
+    def advance(self, steps: int = 1, **tallies: int) -> None:
+        """Move the current bar and its tallies."""
+        if self._task is None:
+            return
+        for name, value in tallies.items():
+            self._tallies[name] = self._tallies.get(name, 0) + value
+        self._progress.update(
+            self._task, advance=steps, tallies=_tallies_text(self._tallies), refresh=False
+        )
 
     def note(self, message: str) -> None:
         """Print a line above the bars."""
-        self._progress.console.print(message)
+        self._progress.console.print(message, markup=False, highlight=False)
 
     def stop(self) -> None:
         """Stop refreshing."""
@@ -97,42 +124,107 @@ def stage_line(stage: str, counts: dict[str, int], seconds: float | None = None)
     return f"{stage}: {listed}{took}"
 
 
+def _duration(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    return f"{seconds // 60} min {seconds % 60:02d} s"
+
+
 class LineProgress:
     """Plain lines on a stream that is not a terminal (a log, a pipe, CI).
 
-    A phase prints its start, then how far it is at every tenth of its steps; notes (such as
-    a finished stage's counts) print as they come.
+    Every line is whole and free of control characters: `label: done/total (pct %), rate/s,
+    ETA ..., tallies, elapsed`. A phase prints at most every `interval` seconds as it
+    advances, when it completes, and (from a background thread) every `interval` seconds
+    while nothing advances, so a long batch still shows it is running. A phase that ends
+    within `interval` of its start prints only its last line (a command that fails at once
+    still says only its one error line).
     """
 
-    def __init__(self, console: Console | None = None) -> None:
+    def __init__(self, console: Console | None = None, interval: float = INTERVAL_S) -> None:
         self.console = console or Console(stderr=True)
+        self.interval = interval
+        self._lock = threading.Lock()
         self._label = ""
         self._total = 0
         self._done = 0
-        self._shown = 0
+        self._tallies: dict[str, int] = {}
+        self._began = 0.0
+        self._printed = 0.0
+        self._active = False
+        self._wake = threading.Event()
+        self._ticker: threading.Thread | None = None
 
     def _print(self, text: str) -> None:
         self.console.print(text, soft_wrap=True, markup=False, highlight=False)
 
-    def start(self, label: str, total: int) -> None:
-        """Print the phase and its size."""
-        self._label, self._total, self._done, self._shown = label, total, 0, 0
-        if total:
-            self._print(f"{label}: {total} to do")
+    def _line(self) -> str:
+        elapsed = time.monotonic() - self._began
+        parts = [f"{self._done}/{self._total}" if self._total else f"{self._done} done"]
+        if self._total:
+            parts[0] += f" ({100 * self._done // self._total} %)"
+        if self._done and elapsed > 0:
+            rate = self._done / elapsed
+            parts.append(f"{rate:.2f}/s" if rate < 10 else f"{rate:.0f}/s")
+            if self._total and self._done < self._total:
+                parts.append(f"ETA {_duration((self._total - self._done) / rate)}")
+        if self._tallies:
+            parts.append(_tallies_text(self._tallies))
+        parts.append(f"elapsed {_duration(elapsed)}")
+        return f"{self._label}: {', '.join(parts)}"
 
-    def advance(self, steps: int = 1) -> None:
-        """Print the count when it crosses a tenth of the phase."""
-        self._done += steps
-        if not self._total:
-            return
-        tenth = self._done * 10 // self._total
-        if tenth > self._shown:
-            self._shown = tenth
-            self._print(f"{self._label}: {self._done}/{self._total}")
+    def _emit(self) -> None:
+        self._printed = time.monotonic()
+        self._print(self._line())
+
+    def start(self, label: str, total: int) -> None:
+        """Begin the phase (its first line comes with its first update)."""
+        with self._lock:
+            self._label, self._total, self._done, self._tallies = label, total, 0, {}
+            self._began = self._printed = time.monotonic()
+            self._active = True
+        self._ensure_ticker()
+
+    def advance(self, steps: int = 1, **tallies: int) -> None:
+        """Count; print when the phase completes or `interval` seconds have passed."""
+        with self._lock:
+            if not self._active:
+                return
+            self._done += steps
+            for name, value in tallies.items():
+                self._tallies[name] = self._tallies.get(name, 0) + value
+            finished = bool(self._total) and self._done >= self._total
+            if finished or time.monotonic() - self._printed >= self.interval:
+                self._emit()
+            if finished:
+                self._active = False
 
     def note(self, message: str) -> None:
-        """Print a line."""
-        self._print(message)
+        """Print a line (a finished stage's counts)."""
+        with self._lock:
+            self._active = False  # a stage's summary ends its phase
+            self._print(message)
 
     def stop(self) -> None:
-        """Nothing to stop."""
+        """End the heartbeat thread."""
+        with self._lock:
+            self._active = False
+        self._wake.set()
+        if self._ticker is not None:
+            self._ticker.join(timeout=2 * self.interval)
+            self._ticker = None
+        self._wake.clear()
+
+    def _ensure_ticker(self) -> None:
+        if self._ticker is not None and self._ticker.is_alive():
+            return
+        self._ticker = threading.Thread(target=self._tick, name="progress-lines", daemon=True)
+        self._ticker.start()
+
+    def _tick(self) -> None:
+        beat = max(self.interval, MIN_BEAT_S)
+        while not self._wake.wait(beat / 2):
+            with self._lock:
+                if self._active and time.monotonic() - self._printed >= beat:
+                    self._emit()

@@ -109,8 +109,19 @@ def recipe_path(name_or_path: str) -> Path:
     if candidate.is_file():
         return candidate
     if not candidate.suffix:
+        known = available_recipes()
+        if name_or_path not in known:
+            raise GramagentsError(
+                f"unknown recipe '{name_or_path}' (known: {', '.join(known)}; or a recipe "
+                "file's path, e.g. graphs/cpg.yaml)"
+            )
         return find("graphs", f"{name_or_path}.yaml")
     raise InputError(candidate, "recipe file not found")
+
+
+def available_recipes() -> list[str]:
+    """Names of the recipes in the graph folders (the working directory's and the package's)."""
+    return sorted({path.stem for root in search_roots("graphs") for path in root.glob("*.yaml")})
 
 
 def read_text(path: Path) -> str:

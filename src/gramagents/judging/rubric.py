@@ -42,6 +42,8 @@ from ..templates import PromptTemplate, load_prompt
 
 REQUIRED_FIELDS = ("id", "version", "scale", "task", "dimensions")
 JUDGE_PROMPT = "edu/judge.md"
+REASON_CHARS = 300
+"""The longest reason a judgment may give (one or two sentences)."""
 """Prompt template of the rubric judge, under `prompts/`."""
 RESERVED_NAMES = ("total", "reason")
 """Keys of the judge's reply besides the dimensions; no dimension may be named so."""
@@ -402,7 +404,11 @@ def judgment_model(rubric: Rubric) -> type[Judgment]:
         float,
         Field(description=f"Sum of the dimension scores ({_num(lo)} to {_num(hi)})."),
     )
-    fields["reason"] = (str, Field(description="One or two sentences saying why."))
+    # Bounded: a local judge writes at most REASON_CHARS // 3 + 1 tokens (models/guided.py).
+    fields["reason"] = (
+        str,
+        Field(max_length=REASON_CHARS, description="One or two sentences saying why."),
+    )
     slug = re.sub(r"[^0-9A-Za-z]+", "_", rubric.id).strip("_") or "rubric"
     model: type[Judgment] = create_model(f"Judgment_{slug}", __base__=Judgment, **fields)
     model.rubric_id = rubric.id

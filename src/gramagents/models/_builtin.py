@@ -26,7 +26,7 @@ def _openai() -> BackendClass:
     return OpenAIBackend
 
 
-@backend("scripted")
+@backend("scripted", listed=False)  # replies scripted in Python, for tests
 def _scripted() -> BackendClass:
     from .scripted import ScriptedBackend
 

@@ -6,8 +6,11 @@ local backend can instead write the JSON itself and let the model fill in only t
 
 - booleans and enums: every allowed value is scored by log-likelihood after the prompt and the
   JSON written so far, and the likeliest is taken;
-- strings: the model generates after an opening quote until it closes the quote;
-- numbers: the model generates a few tokens and the first number in them is taken;
+- strings: the model generates after an opening quote until it closes the quote, for at
+  most the request's `max_tokens`, and for a schema `maxLength` of N characters at most
+  N // 3 + 1 tokens (a sentence needs tens of tokens, not hundreds), the text cut to N;
+- numbers: the model generates at most `NUMBER_TOKENS` tokens and the first number in them
+  is taken, held inside the schema's `minimum`/`maximum`;
 - lists of strings or numbers: the model generates after `[` until it closes the list;
 - lists of enums or of objects: before each element, closing the list (once `minItems` are
   there) and going on are scored by log-likelihood, so the model decides how many elements
@@ -32,6 +35,8 @@ from ..records import ChatRequest, Generation, GenParams
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 MAX_ITEMS = 6
 """Elements of a list of enums or objects when its schema sets no `maxItems`."""
+NUMBER_TOKENS = 8
+"""Tokens a number's value may take."""
 _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
 
@@ -49,6 +54,18 @@ class FieldPlan:
     """The fields of an `object`, or of each element of an `object_list`."""
     min_items: int = 0
     max_items: int | None = None
+    max_length: int | None = None
+    """A string's `maxLength` (characters)."""
+    bounds: tuple[float | None, float | None] = (None, None)
+    """A number's `minimum` and `maximum`."""
+
+    def token_limit(self, requested: int) -> int:
+        """Tokens this field's value may take, given the request's `max_tokens`."""
+        if self.kind in ("number", "integer"):
+            return min(requested, NUMBER_TOKENS)
+        if self.max_length is not None:
+            return max(1, min(requested, self.max_length // 3 + 1))
+        return requested
 
 
 def _resolve(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
@@ -97,8 +114,11 @@ def _plan_field(name: str, prop: dict[str, Any], defs: dict[str, Any]) -> FieldP
     kind = prop.get("type")
     if choices is not None:
         return FieldPlan(name, "choice", choices)
-    if kind in ("string", "integer", "number"):
-        return FieldPlan(name, kind)
+    if kind == "string":
+        return FieldPlan(name, kind, max_length=prop.get("maxLength"))
+    if kind in ("integer", "number"):
+        low = prop.get("minimum", prop.get("exclusiveMinimum"))
+        return FieldPlan(name, kind, bounds=(low, prop.get("maximum")))
     if kind == "object":
         fields = _plan_object(prop, defs)
         return None if fields is None else FieldPlan(name, "object", fields=tuple(fields))
@@ -187,7 +207,7 @@ class GuidedDecoder:
         )
         by_params: dict[GenParams, list[int]] = defaultdict(list)
         for row, request in enumerate(requests):
-            limit = request.params.max_tokens if plan.kind != "integer" else 8
+            limit = plan.token_limit(request.params.max_tokens)
             params = request.params.model_copy(update={"stop": stop, "max_tokens": limit})
             by_params[params].append(row)
         results: list[tuple[str, int]] = [("null", 0)] * len(ids)
@@ -195,7 +215,7 @@ class GuidedDecoder:
             outputs = self.generate([ids[r] + self.encode(opener) for r in rows], params)
             for row, output in zip(rows, outputs, strict=True):
                 used = output.completion_tokens or 0
-                results[row] = (_value_text(plan.kind, output.text), used)
+                results[row] = (_value_text(plan, output.text), used)
         return results
 
     def _lists(
@@ -269,9 +289,10 @@ def _unescape(text: str) -> str:
         return text.replace('\\"', '"')
 
 
-def _value_text(kind: str, generated: str) -> str:
+def _value_text(plan: FieldPlan, generated: str) -> str:
+    kind = plan.kind
     if kind == "string":
-        return json.dumps(generated.strip(), ensure_ascii=False)
+        return json.dumps(generated.strip()[: plan.max_length], ensure_ascii=False)
     if kind == "string_list":
         items = [_unescape(m).strip() for m in _QUOTED.findall('"' + generated)]
         return json.dumps([i for i in items if i], ensure_ascii=False)
@@ -282,4 +303,8 @@ def _value_text(kind: str, generated: str) -> str:
     match = _NUMBER.search(generated)
     if match is None:
         return "null"
-    return match.group(0) if kind == "number" else str(int(float(match.group(0))))
+    value, (low, high) = float(match.group(0)), plan.bounds
+    held = min(max(value, low if low is not None else value), high if high is not None else value)
+    if kind == "integer":
+        return str(int(held))
+    return match.group(0) if held == value else json.dumps(held)

@@ -50,6 +50,7 @@ OPTIONS = {
     "prefix_sharing",
     "token_budget",
     "max_length",
+    "guided_steps",
 }
 
 
@@ -124,6 +125,13 @@ class HFBackend(Backend):
         if mode not in ("guided", "md_json"):
             raise SpecError(spec.raw, f"structured must be guided or md_json, not '{mode}'")
         self.structured_mode = mode  # type: ignore[misc]
+        steps = spec.option("guided_steps", "cached")
+        if steps not in ("cached", "batched"):
+            raise SpecError(spec.raw, f"guided_steps must be cached or batched, not '{steps}'")
+        # cached: each row's prompt computed once for all its fields (hf_steps.py); batched:
+        # every field a batched pass over the prompts again (faster for many short prompts).
+        self.guided_steps = steps
+        self._steps: Any = None
         self._generate_batcher = MicroBatcher(self._generate_sync, self.batch_size * 4)
         # Scoring takes many requests at once: the more sequences meet, the more prefixes
         # they share (prefix_tree); the token budget still bounds each forward pass.
@@ -235,7 +243,7 @@ class HFBackend(Backend):
                     batch, self._generate_batch([encoded[i] for i in batch], params), strict=True
                 ):
                     results[index] = generation
-        decoder = GuidedDecoder(self._encode_piece, self._generate_sorted, self._score_choices)
+        decoder = self._guided_decoder()
         for key, indices in guided.items():
             ordered = sorted(indices, key=lambda i: -len(encoded[i]))
             for batch in _buckets(ordered, [len(e) for e in encoded], self.batch_size):
@@ -247,6 +255,15 @@ class HFBackend(Backend):
                 for index, generation in zip(batch, outputs, strict=True):
                     results[index] = generation.model_copy(update={"latency_s": elapsed})
         return _filled(results)
+
+    def _guided_decoder(self) -> GuidedDecoder:
+        if self.guided_steps == "batched":
+            return GuidedDecoder(self._encode_piece, self._generate_sorted, self._score_choices)
+        from .hf_steps import CachedSteps
+
+        if self._steps is None:  # kept: a re-ask reuses its first prompt's cache
+            self._steps = CachedSteps(self.lm, _eos_ids(self.lm))
+        return GuidedDecoder(self._encode_piece, self._steps.generate, self._steps.score)
 
     def _encode_piece(self, text: str) -> list[int]:
         return list(self.lm.tokenizer(text, add_special_tokens=False).input_ids) if text else []
@@ -304,30 +321,12 @@ class HFBackend(Backend):
                 input_ids=input_ids.to(lm.device), attention_mask=attention.to(lm.device), **kwargs
             )
         elapsed = time.perf_counter() - started
-        generations = []
-        for row, ids in enumerate(batch):
-            new = output[row, width:].tolist()
-            finish = "length"
-            for cut, token in enumerate(new):
-                if token in eos:
-                    new, finish = new[:cut], "stop"
-                    break
-            # A cut in the middle of a multi-byte character decodes to U+FFFD: drop it.
-            text = tokenizer.decode(new, skip_special_tokens=True).rstrip("\ufffd")
-            for stop in params.stop:
-                at = text.find(stop)
-                if at >= 0:
-                    text, finish = text[:at], "stop"
-            generations.append(
-                Generation(
-                    text=text,
-                    finish_reason=finish,
-                    prompt_tokens=len(ids),
-                    completion_tokens=len(new),
-                    latency_s=elapsed,
-                )
+        return [
+            finish_generation(
+                tokenizer, output[row, width:].tolist(), eos, params, len(ids), elapsed
             )
-        return generations
+            for row, ids in enumerate(batch)
+        ]
 
     # -- log-likelihood ------------------------------------------------------------------------
 
@@ -453,6 +452,30 @@ class HFBackend(Backend):
         flat = self._score_sorted([(p, c) for p in prefixes for c in choices])
         width = len(choices)
         return [flat[i * width : (i + 1) * width] for i in range(len(prefixes))]
+
+
+def finish_generation(
+    tokenizer: Any, new: list[int], eos: set[int], params: GenParams, prompt: int, elapsed: float
+) -> Generation:
+    """The generation of the tokens `new`: cut at the first end-of-sequence or stop string."""
+    finish = "length"
+    for cut, token in enumerate(new):
+        if token in eos:
+            new, finish = new[:cut], "stop"
+            break
+    # A cut in the middle of a multi-byte character decodes to U+FFFD: drop it.
+    text = tokenizer.decode(new, skip_special_tokens=True).rstrip("\ufffd")
+    for stop in params.stop:
+        at = text.find(stop)
+        if at >= 0:
+            text, finish = text[:at], "stop"
+    return Generation(
+        text=text,
+        finish_reason=finish,
+        prompt_tokens=prompt,
+        completion_tokens=len(new),
+        latency_s=elapsed,
+    )
 
 
 def _filled(results: list[Any]) -> list[Any]:

@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from ..cli import Concurrency, Limit, NoCache, RunDir, _command, _progress, _run, _say, fail
+from ..cli import Concurrency, Limit, NoCache, RunDir, _command, _run, _say, err, fail
+from ..cli_runtime import progress_display
 from ..errors import GramagentsError
 
 
@@ -65,7 +66,7 @@ def profile(
         use_cache=not no_cache,
         command=_command(),
     )
-    result = _run(run_profile(options, lambda: _progress(lines=True)))
+    result = _run(run_profile(options, lambda: progress_display(err)))
     for model_name, blocks in result.data["competences"].items():
         shown = ", ".join(
             f"{c} {b['corrected']['value']:.2f}" if b else f"{c} —" for c, b in blocks.items()
@@ -76,3 +77,9 @@ def profile(
     _say(f"report: {result.folder.file('report.md')}")
     if result.manifest.status != "complete":
         raise typer.Exit(1)
+
+
+def add_profile_command(app: typer.Typer) -> None:
+    """Add `gramagents profile` to the command line's app, once."""
+    if "profile" not in {c.name for c in app.registered_commands}:
+        app.command(name="profile")(profile)

@@ -177,6 +177,10 @@ def _conditioning_lines(conditioning: dict[str, str]) -> list[str]:
     return [f"- minimal pairs scored with conditioning {tasks} ({used})"]
 
 
+WIDE_TASKS = 3
+"""Above this many tasks, the task table has a row per task instead of two columns each."""
+
+
 def _task_table(
     manifest: RunManifest, summary: Summary, tasks: list[str], random: dict[str, float]
 ) -> list[str]:
@@ -188,6 +192,8 @@ def _task_table(
         "uniform guess on these items.",
         "",
     ]
+    if len(tasks) > WIDE_TASKS:
+        return lines + _task_rows(manifest, summary, tasks, random)
     header = ["model"]
     for task in tasks:
         metric = summary.metrics.get(task, "acc")
@@ -212,6 +218,34 @@ def _task_table(
         row.append(_fmt(_mean(scores)))
         rows.append(row)
     return lines + markdown_table(header, rows)
+
+
+def _task_rows(
+    manifest: RunManifest, summary: Summary, tasks: list[str], random: dict[str, float]
+) -> list[str]:
+    """The task table turned: a row per task, so that many tasks still fit a terminal."""
+    header = ["task", "metric", *(["RANDOM"] if random else [])]
+    for model in manifest.models:
+        header += [model, f"{model} invalid"]
+    rows = []
+    for task in tasks:
+        row = [
+            task,
+            summary.metrics.get(task, "acc"),
+            *([_fmt(random.get(task))] if random else []),
+        ]
+        for model in manifest.models:
+            tally = summary.tallies.get((model, task))
+            row += [
+                _fmt(summary.headline(model, task)),
+                _fmt(tally.invalid_rate if tally else None),
+            ]
+        rows.append(row)
+    average = ["Average", "", *([_fmt(_random_average(random, tasks, summary))] if random else [])]
+    for model in manifest.models:
+        scores = [h for t in tasks if (h := summary.headline(model, t)) is not None]
+        average += [_fmt(_mean(scores)), "—"]
+    return markdown_table(header, [*rows, average])
 
 
 def _other_metrics(manifest: RunManifest, summary: Summary) -> list[str]:

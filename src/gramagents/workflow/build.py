@@ -160,6 +160,8 @@ async def run_build(
     progress = progress or SilentProgress()
     recipe, recipe_file = load_recipe(recipe_name)
     seed = options.seed if options.seed is not None else recipe.seed
+    # No progress while the source is read: a bad source must say only its one error line,
+    # however long reading took; the reader's counts are the first stage line.
     source = _read_source(recipe, options, seed)
     cache = open_cache(options.use_cache, options.cache_path)
     models: dict[str, Model] = {}

@@ -144,7 +144,8 @@ def _agent_node(stage: AgentStage) -> Callable[..., Any]:
     async def run(task: AgentTask, config: RunnableConfig) -> dict[str, Any]:
         assert stage.context is not None
         result = await stage.spec.run(task, stage.context)
-        _context(config).progress.advance(1)
+        outcome = {result.outcome: 1} if result.outcome is not None else {}
+        _context(config).progress.advance(1, **outcome)
         update = NodeUpdate(records=result.records, removed=result.removed, flags=result.flags)
         if result.outcome is not None:
             update.counts = {result.outcome: 1}
@@ -223,13 +224,19 @@ def _report_finished(ctx: BuildContext, tallies: dict[str, dict[str, int]], now:
         )
 
 
-def _entry_of(name: str, node: Callable[..., Any]) -> Callable[..., Any]:
-    """`node`, first reporting the finished stages and starting `name`'s clock."""
+def _entry_of(name: str, node: Callable[..., Any], announce: bool = True) -> Callable[..., Any]:
+    """`node`, first reporting the finished stages and starting `name`'s clock.
+
+    With `announce`, the stage shows as running until it reports its counts (an agent stage
+    starts its own phase, with its planned calls, instead).
+    """
 
     async def run(state: BuildState, config: RunnableConfig) -> Any:
         ctx = _context(config)
         _report_finished(ctx, state.get("tallies", {}), name)
         ctx.started[name] = time.monotonic()
+        if announce:
+            ctx.progress.start(name, 0)
         return await node(state, config)
 
     return run
@@ -253,7 +260,7 @@ def _add_agent(graph: StateGraph, stage: AgentStage, previous: str, after: str) 
         return stage.name
     prepare = f"prepare-{stage.name}"
     finish = f"finish-{stage.name}" if stage.spec.finish is not None else None
-    graph.add_node(prepare, _entry_of(stage.name, _prepare_node(stage)))
+    graph.add_node(prepare, _entry_of(stage.name, _prepare_node(stage), announce=False))
     graph.add_node(stage.name, _agent_node(stage))
     graph.add_edge(previous, prepare)
     target = finish or after

@@ -336,7 +336,8 @@ async def _evaluate_model(
 ) -> None:
     from .eval_graph import EvalContext, eval_graph  # langgraph: imported only when needed
 
-    progress.start(f"eval {model.label}", len(pending))
+    judged = f", judged by {judge.label}" if judge is not None else ""
+    progress.start(f"eval {model.label}{judged}", len(pending))
     try:
         with collected_every(COLLECT_EVERY) as collect:
 
@@ -344,11 +345,15 @@ async def _evaluate_model(
                 progress.advance(count)
                 collect(count)
 
+            def tally(name: str, count: int) -> None:
+                progress.advance(0, **{name: count})
+
             context = EvalContext(
                 model=model,
                 tasks=tasks,
                 records=writer.chunk,
                 advance=advance,
+                tally=tally,
                 report=report,
                 templates=templates,
                 judge=judge,

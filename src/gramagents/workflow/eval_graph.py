@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import operator
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Annotated, Any, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, TypedDict, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
@@ -81,6 +81,9 @@ class ChunkState(TypedDict, total=False):
     answered: Annotated[int, operator.add]
 
 
+T = TypeVar("T")
+
+
 @dataclass
 class EvalContext:
     """What the nodes need besides the state: the model, the tasks and the record sinks."""
@@ -90,6 +93,7 @@ class EvalContext:
     records: Callable[[str], ChunkRecords]
     """A buffer for one chunk's records of a model (`RecordWriter.chunk`)."""
     advance: Callable[[int], None]
+    """Counts items scored (the run's progress)."""
     report: Callable[[], object] | None
     """Writes the report of what is recorded so far (None: the caller writes it next)."""
     judge: Model | None = None
@@ -102,6 +106,8 @@ class EvalContext:
     conditioning: dict[str, str] = field(default_factory=dict)
     """Per minimal-pair task of the run, how its sentences are scored (pair_conditioning.py
     resolves every one: the run's option, else its items', else the task's own)."""
+    tally: Callable[[str, int], None] = field(default=lambda name, count: None)
+    """Counts what a chunk has done so far (`answered` by the model, `judged`), for progress."""
 
 
 def _context(config: RunnableConfig) -> EvalContext:
@@ -283,10 +289,22 @@ async def judge_answers(state: ChunkState, config: RunnableConfig) -> dict[str, 
         assert request is not None
         task_input = str(item.prompt.vars.get("task_input") or request.messages[-1].content)
         at.append(index)
-        jobs.append(judge_one(ctx.judge, ctx.rubrics[name], task_input, generation.text, template))
+        jobs.append(
+            _counted(
+                judge_one(ctx.judge, ctx.rubrics[name], task_input, generation.text, template),
+                lambda count: ctx.tally("judged", count),
+            )
+        )
     for index, verdict in zip(at, await asyncio.gather(*jobs), strict=True):
         verdicts[index] = verdict
     return {"judgments": verdicts}
+
+
+async def _counted(job: Awaitable[T], count: Callable[[int], None]) -> T:
+    """`job`'s result, counted once it returns."""
+    result = await job
+    count(1)
+    return result
 
 
 async def judge_one(
@@ -444,6 +462,7 @@ async def answer(chunk: ChunkState, config: RunnableConfig) -> dict[str, Any]:
     """
     # a new dict: the chunk given by the plan lives as long as the run, its answers must not
     chunk = {**chunk, **(await generate(chunk, config))}
+    _context(config).tally("answered", len(chunk["items"]))
     if _context(config).judge is not None:
         chunk["judgments"] = (await judge_answers(chunk, config))["judgments"]
     return await score(chunk, config)

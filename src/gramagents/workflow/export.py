@@ -126,7 +126,7 @@ def _write_hf(
     from datasets import Dataset, DatasetInfo, Features, Split, Value
 
     info = DatasetInfo(
-        description=f"gramagents {manifest.recipe or ''} build {manifest.run_id}".strip(),
+        description=card_title(manifest),
         license=licence,
         features=Features({name: Value("string") for name in columns}),
     )
@@ -151,6 +151,15 @@ def _size_category(n: int) -> str:
     return "100K<n<1M" if n < 1_000_000 else "n>1M"
 
 
+def card_title(manifest: BuildManifest) -> str:
+    """The dataset's title: its recipe's benchmark, and the build when its name adds to that."""
+    recipe = manifest.recipe or "gramagents"
+    title = f"{recipe} benchmark"
+    if manifest.run_id and manifest.run_id != recipe:
+        title += f" ({manifest.run_id})"
+    return title
+
+
 def _front_matter(
     manifest: BuildManifest, items: list[Item], to: ExportFormat, licence: str
 ) -> dict[str, Any]:
@@ -159,7 +168,7 @@ def _front_matter(
     )
     front: dict[str, Any] = {
         "license": licence,
-        "pretty_name": f"gramagents {manifest.recipe or 'dataset'} {manifest.run_id}",
+        "pretty_name": card_title(manifest),
         "tags": ["gramagents", "grammar", "evaluation"],
         "size_categories": [_size_category(len(items))],
     }
@@ -192,7 +201,7 @@ def dataset_card(
     lines = [
         f"---\n{front}---",
         "",
-        f"# {manifest.recipe or 'gramagents'} benchmark: build {manifest.run_id}",
+        f"# {card_title(manifest)}",
         "",
         f"Built by gramagents with the `{manifest.recipe}` recipe from "
         f"`{Path(str(source.get('path', '?'))).name}`"

@@ -1,0 +1,64 @@
+"""How a command runs in its process: its progress display, its threads, its usage errors.
+
+Only the command line calls these; the library changes nothing process-wide by itself.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import typer
+from rich.console import Console
+
+
+def progress_display(err: Console) -> Any:
+    """Bars on a terminal; elsewhere (a log, a pipe, CI) a plain line every few seconds.
+
+    `GRAMAGENTS_PROGRESS_S` sets the seconds between lines.
+    """
+    from .progress import LineProgress, RichProgress
+
+    if err.is_terminal:
+        return RichProgress(err)
+    seconds = os.environ.get("GRAMAGENTS_PROGRESS_S", "")
+    try:
+        return LineProgress(err, interval=max(0.0, float(seconds)))
+    except ValueError:  # unset or not a number: the default interval
+        return LineProgress(err)
+
+
+def apply_threads(requested: int | None) -> None:
+    """Fit torch's threads to the machine for this command (runtime/threads.py)."""
+    from .runtime.threads import apply_threads as apply
+
+    apply(requested)
+
+
+def standalone(app: typer.Typer) -> int:
+    """Run `app`; a usage error is one `error:` line, as every other failure is."""
+    try:
+        result = app(standalone_mode=False)
+    except typer.Abort:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except typer.TyperException as exc:  # click's usage errors (a missing option, ...)
+        context = getattr(exc, "ctx", None)
+        usage = f" (see '{context.command_path} --help')" if context is not None else ""
+        message = exc.format_message()  # type: ignore[attr-defined]
+        if message:  # no message: the help was shown (a command given no arguments)
+            print(f"error: {message}{usage}", file=sys.stderr)
+        return int(getattr(exc, "exit_code", 2))
+    return result if isinstance(result, int) else 0
+
+
+def may_name_a_recipe_command(app: typer.Typer, args: list[str]) -> bool:
+    """Whether the command line may ask for a recipe's subcommand (a built-in never does)."""
+    first = next((arg for arg in args if not arg.startswith("-")), None)
+    builtin = {
+        c.name or (c.callback.__name__.replace("_", "-") if c.callback else "")
+        for c in app.registered_commands
+    }
+    builtin |= {g.name for g in app.registered_groups if g.name}
+    return first is None or first not in builtin

@@ -1,0 +1,156 @@
+"""How far a command is, when its output goes to a file: plain lines, counts that rise."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from gramagents.progress import LineProgress
+from gramagents.runtime.threads import choose_threads
+from gramagents.testing.drills import (
+    cli_env,
+    drill_answer,
+    eval_command,
+    run_cli,
+    write_drill_dataset,
+)
+from gramagents.testing.openai_server import FakeChatServer
+
+from .conftest import ROOT
+
+COUNT = re.compile(r"^(?P<label>.+?): (?P<done>\d+)/(?P<total>\d+) \(\d+ %\)")
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def counts_of(lines: list[str], label: str) -> list[int]:
+    """The done counts of the progress lines of one phase, in order."""
+    return [
+        int(found["done"])
+        for line in lines
+        if (found := COUNT.match(line)) and found["label"].startswith(label)
+    ]
+
+
+def test_a_phase_prints_whole_lines_with_rate_eta_and_tallies():
+    sink = io.StringIO()
+    progress = LineProgress(Console(file=sink, width=300), interval=0.0)
+    progress.start("pairs (minimal-pair-generator)", 4)
+    for outcome in ("accepted", "rejected", "accepted", "accepted"):
+        progress.advance(1, **{outcome: 1})
+    progress.stop()
+    lines = sink.getvalue().splitlines()
+    assert counts_of(lines, "pairs") == [1, 2, 3, 4]
+    assert "ETA" in lines[0] and "/s" in lines[0] and "accepted 1" in lines[0]
+    assert lines[-1].startswith("pairs (minimal-pair-generator): 4/4 (100 %)")
+    assert "accepted 3, rejected 1" in lines[-1]
+    assert not any(CONTROL.search(line) for line in lines)
+
+
+def test_a_phase_that_makes_no_visible_progress_still_says_it_runs():
+    sink = io.StringIO()
+    progress = LineProgress(Console(file=sink, width=300), interval=0.05)
+    progress.start("route", 0)
+    time.sleep(0.4)
+    progress.stop()
+    lines = sink.getvalue().splitlines()
+    assert len(lines) >= 2 and all(line.startswith("route: 0 done, elapsed") for line in lines)
+    printed = len(lines)
+    time.sleep(0.2)  # stopped: the heartbeat is gone
+    assert len(sink.getvalue().splitlines()) == printed
+
+
+def test_a_quick_phase_prints_only_its_last_line():
+    sink = io.StringIO()
+    progress = LineProgress(Console(file=sink, width=300), interval=60.0)
+    progress.start("eval smollm2", 3)
+    progress.advance(1)
+    progress.advance(2)
+    progress.stop()
+    assert [line.split(",")[0] for line in sink.getvalue().splitlines()] == [
+        "eval smollm2: 3/3 (100 %)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("cpus", "load", "threads"), [(2, 0.1, 2), (2, 0.9, 1), (2, 5.0, 1), (16, 3.2, 13)]
+)
+def test_threads_take_the_cores_the_load_leaves(cpus, load, threads):
+    assert choose_threads(cpus, load) == threads
+
+
+def pair_agent(body: dict) -> str:
+    """Valid answers for the GEC recipe's two agents."""
+    text = "\n".join(str(m.get("content", "")) for m in body["messages"])
+    if "error_limited_to_item" in text:
+        checks = ("error_limited_to_item", "alternatives_complete", "learner_style", "common_error")
+        return json.dumps({**dict.fromkeys(checks, True), "reason": "one error on the item"})
+    number = sum(map(ord, text)) % 1000
+    return json.dumps(
+        {
+            "ungrammatical": f"He go to school {number} times.",
+            "correction": f"He goes to school {number} times.",
+            "alternatives": [],
+        }
+    )
+
+
+@pytest.mark.slow
+def test_an_eval_piped_to_a_file_prints_rising_counts(tmp_path: Path):
+    dataset = write_drill_dataset(tmp_path / "dataset.jsonl", 120)
+    with FakeChatServer(responder=drill_answer, delay=0.02) as server:
+        done = run_cli(
+            eval_command(dataset, server.base_url, tmp_path / "eval", concurrency=4),
+            cli_env(tmp_path / "cache.sqlite", GRAMAGENTS_PROGRESS_S="0"),
+            tmp_path,
+        )
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    counts = counts_of(lines, "eval openai:fake")
+    assert len(counts) >= 3 and counts == sorted(counts) and counts[-1] == 120
+    assert counts[0] < 120
+    assert not any(CONTROL.search(line) for line in lines)
+
+
+@pytest.mark.slow
+def test_a_build_piped_to_a_file_prints_every_stage_and_its_calls_as_they_go(tmp_path: Path):
+    recipe = tmp_path / "gec.yaml"  # one pair more per item than the list gives
+    text = (ROOT / "graphs" / "gec.yaml").read_text(encoding="utf-8")
+    recipe.write_text(text.replace("per_item: 3", "per_item: 4"), encoding="utf-8")
+    with FakeChatServer(responder=pair_agent, delay=0.02) as server:
+        done = run_cli(
+            [
+                sys.executable,
+                "-m",
+                "gramagents",
+                "build",
+                str(recipe),
+                "--source",
+                str(ROOT / "examples" / "gec" / "grammar-items.jsonl"),
+                "--agent-model",
+                f"openai:fake@{server.base_url}",
+                "--run-dir",
+                str(tmp_path / "build"),
+            ],  # fmt: skip
+            cli_env(tmp_path / "cache.sqlite", GRAMAGENTS_PROGRESS_S="0"),
+            ROOT,
+        )
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    manifest = json.loads((tmp_path / "build" / "manifest.json").read_text(encoding="utf-8"))
+    for stage in manifest["stages"]:
+        assert any(line.startswith(f"{stage}: ") for line in lines), (stage, lines)
+    for stage in ("pairs", "pair-check"):
+        counts = counts_of(lines, f"{stage} (")
+        planned = manifest["stages"][stage]["planned"]
+        assert planned > 1 and counts == sorted(counts), (stage, counts)
+        assert set(range(1, planned + 1)) <= set(counts), (stage, counts)
+    checked = [line for line in lines if line.startswith("pair-check (")]
+    assert "accepted" in checked[-1]
+    assert not any(CONTROL.search(line) for line in lines)
