@@ -85,6 +85,57 @@ def test_threads_take_the_cores_the_load_leaves(cpus, load, threads):
     assert choose_threads(cpus, load) == threads
 
 
+def test_the_load_is_what_other_processes_use_now_not_the_lagging_average():
+    import os
+    import subprocess
+    import sys
+
+    from gramagents.runtime.threads import busy_elsewhere
+
+    if not os.path.exists("/proc/stat"):
+        pytest.skip("no /proc/stat here: the load average is used instead")
+    quiet = busy_elsewhere(0.3)
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        busy = busy_elsewhere(0.5)
+    finally:
+        spinner.kill()
+        spinner.wait()
+    assert quiet is not None and busy is not None
+    assert busy >= quiet + 0.6  # one more core kept busy by another process
+
+
+def test_the_sampled_load_reads_the_cpus_of_the_process_only(tmp_path, monkeypatch):
+    import itertools
+
+    from gramagents.runtime import threads
+
+    # cpu0 idle throughout; cpu1 busy for 30 of the 100 ticks between the two readings
+    readings = itertools.cycle(
+        [
+            "cpu  200 0 0 200 0 0 0 0 0 0\ncpu0 0 0 0 100 0 0 0 0 0 0\n"
+            "cpu1 200 0 0 100 0 0 0 0 0 0\nintr 1\n",
+            "cpu  230 0 0 370 0 0 0 0 0 0\ncpu0 0 0 0 200 0 0 0 0 0 0\n"
+            "cpu1 230 0 0 170 0 0 0 0 0 0\nintr 1\n",
+        ]
+    )
+    stat = tmp_path / "stat"
+    real_read = type(stat).read_text
+
+    def read_text(self, *args, **kwargs):
+        if self == stat:
+            return next(readings)
+        return real_read(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(stat), "read_text", read_text)
+    monkeypatch.setattr(threads.time, "process_time", lambda: 0.0)
+    monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid: {1}, raising=False)
+    assert threads.busy_elsewhere(0.0, stat) == pytest.approx(0.3)
+    monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert threads.busy_elsewhere(0.0, stat) == pytest.approx(2 * 30 / 200)
+    assert threads.busy_elsewhere(0.0, tmp_path / "none") is None
+
+
 def pair_agent(body: dict) -> str:
     """Valid answers for the GEC recipe's two agents."""
     text = "\n".join(str(m.get("content", "")) for m in body["messages"])
