@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .run import Run
-from .rundir import refuse_symlink, repair_jsonl
+from .rundir import iter_jsonl_raw, refuse_symlink, repair_jsonl
 
 RESPONSES = "responses.jsonl"
 SCORES = "scores.jsonl"
@@ -53,20 +53,11 @@ class _Scan:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, bytes, dict[str, Any] | None]]:
-    """(number, raw line, record or None) for each non-blank line."""
-    if not path.exists():
-        return
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw)
-            except ValueError:
-                record = None
-            if not isinstance(record, dict) or "model" not in record or "item_id" not in record:
-                record = None
-            yield number, raw, record
+    """(number, raw line, record or None) for each non-blank line; a record names its answer."""
+    for number, raw, record in iter_jsonl_raw(path):
+        if record is not None and ("model" not in record or "item_id" not in record):
+            record = None
+        yield number, raw, record
 
 
 def _text(raw: bytes) -> str:

@@ -122,6 +122,12 @@ def iter_jsonl_lines(path: Path) -> Iterator[tuple[int, dict[str, Any] | None]]:
 
     The object is None where the line is not a JSON object.
     """
+    for number, _, record in iter_jsonl_raw(path):
+        yield number, record
+
+
+def iter_jsonl_raw(path: Path) -> Iterator[tuple[int, bytes, dict[str, Any] | None]]:
+    """(line number, the line's bytes, object or None) for each non-blank line of a JSONL file."""
     if not path.exists():
         return
     with path.open("rb") as handle:
@@ -132,7 +138,7 @@ def iter_jsonl_lines(path: Path) -> Iterator[tuple[int, dict[str, Any] | None]]:
                 record = json.loads(line)  # bytes: UTF-8, strictly
             except ValueError:
                 record = None
-            yield number, record if isinstance(record, dict) else None
+            yield number, line, record if isinstance(record, dict) else None
 
 
 class JsonlAppender:
