@@ -66,3 +66,7 @@ class MissingExtra(MissingDependency):
 
 class RunError(GramagentsError):
     """A run folder that cannot be used for the command given."""
+
+
+class RegistryError(GramagentsError):
+    """A registry entry whose lazy target names a module or attribute that does not exist."""

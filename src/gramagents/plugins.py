@@ -1,10 +1,18 @@
-"""How the engine finds recipes: registries filled by recipe packages, and their discovery.
+"""How the engine finds what recipes add: one kind of registry, filled eagerly or lazily.
+
+Every named thing a recipe or the engine adds (tasks, agents, readers, backends, report parts,
+...) lives in a `Registry`. An entry is either registered (`register(name, value)`) or
+announced by a target string resolved on first use (`lazy(name, target)`):
+
+- `"package.module:attribute"`: the entry is that attribute of that module;
+- `"package.module"`: importing the module registers the entry (a recipe module that calls
+  `task(...)`, `agent(...)` at import), so a light recipe `__init__` names its heavy parts
+  without importing them.
 
 The engine never imports a recipe by name. Every package under `gramagents.recipes` (and any
-module named by a `gramagents.recipes` entry point of an installed distribution) is imported
-once, the first time a registry is asked for something; its `__init__` registers what the
-recipe adds. Heavy parts (bank builders, agents, readers) are announced by module and imported
-only when a build or an eval first asks for them by name.
+module named by a `gramagents.recipes` entry point of an installed distribution, whose value
+is a target string of the same form) is imported once, the first time a registry is asked for
+a name it does not hold.
 """
 
 from __future__ import annotations
@@ -14,7 +22,9 @@ import logging
 import pkgutil
 import threading
 from collections.abc import Iterator
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
+
+from .errors import RegistryError
 
 T = TypeVar("T")
 
@@ -41,8 +51,8 @@ def load_recipes() -> None:
             if info.ispkg and not info.name.startswith("_"):
                 importlib.import_module(f"{RECIPES_PACKAGE}.{info.name}")
                 _loaded_recipes.append(info.name)
-        for name, module in _entry_points():
-            importlib.import_module(module)
+        for name, target in _entry_points():
+            resolve(target, f"recipe entry point '{name}'")
             _loaded_recipes.append(name)
 
 
@@ -50,7 +60,7 @@ def _entry_points() -> Iterator[tuple[str, str]]:
     from importlib.metadata import entry_points
 
     for point in entry_points(group=ENTRY_POINT_GROUP):
-        yield point.name, point.value.split(":", 1)[0]
+        yield point.name, point.value
 
 
 def loaded_recipes() -> list[str]:
@@ -59,42 +69,105 @@ def loaded_recipes() -> list[str]:
     return list(_loaded_recipes)
 
 
-class Registry(Generic[T]):
-    """Named things of one kind (tasks, agents, readers, ...) that recipes register.
+def resolve(target: str, entry: str) -> Any:
+    """Import what `target` names: the attribute of `"module:attribute"`, or the module.
 
-    An entry can be announced by module before it exists: `announce(name, module)` says that
-    importing `module` registers `name`, so a light recipe `__init__` can name its heavy parts
-    without importing them.
+    Args:
+        target: `"package.module:attribute"` or `"package.module"`.
+        entry: the entry that names it, for the error message (`"metric 'm2'"`).
+
+    Raises:
+        RegistryError: The module does not exist or has no such attribute. A module that exists
+            but fails on import (a missing optional package, a bug) raises its own error.
+    """
+    module_name, _, attribute = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name and (module_name + ".").startswith(error.name + "."):
+            raise RegistryError(f"{entry}: no module '{module_name}' (target '{target}')") from None
+        raise
+    if not attribute:
+        return module
+    try:
+        return getattr(module, attribute)
+    except AttributeError:
+        raise RegistryError(
+            f"{entry}: module '{module_name}' has no attribute '{attribute}' (target '{target}')"
+        ) from None
+
+
+class Registry(Generic[T]):
+    """Named things of one kind (tasks, agents, readers, backends, ...).
+
+    `kind` names them in messages ("metric", "report part"). An entry may be hidden from the
+    names offered to users (`listed=False`: a backend for tests).
     """
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
         self._items: dict[str, T] = {}
-        self._modules: dict[str, str] = {}
+        self._targets: dict[str, str] = {}
+        self._unlisted: set[str] = set()
 
-    def register(self, name: str, value: T) -> T:
+    def register(self, name: str, value: T, *, listed: bool = True) -> T:
         """Add `value` under `name` (a later registration replaces an earlier one)."""
         self._items[name] = value
+        self._list(name, listed)
         return value
 
+    def lazy(self, name: str, target: str, *, listed: bool = True) -> None:
+        """Say where `name` comes from without importing it (`"module:attribute"` or `"module"`).
+
+        The target is resolved the first time `name` is asked for; until then `names()` lists it.
+        """
+        self._targets[name] = target
+        self._list(name, listed)
+
     def announce(self, name: str, module: str) -> None:
-        """Say that importing `module` registers `name`."""
-        self._modules[name] = module
+        """Say that importing `module` registers `name` (`lazy` with a module target)."""
+        self.lazy(name, module)
+
+    def _list(self, name: str, listed: bool) -> None:
+        if listed:
+            self._unlisted.discard(name)
+        else:
+            self._unlisted.add(name)
 
     def get(self, name: str) -> T | None:
-        """The entry called `name`, importing its announced module if need be."""
+        """The entry called `name`, resolving its target if need be; None if there is none.
+
+        Raises:
+            RegistryError: The entry's target cannot be imported, or its module does not
+                register it.
+        """
         item = self._items.get(name)
         if item is not None:
             return item
-        load_recipes()
-        if name not in self._items and name in self._modules:
-            importlib.import_module(self._modules[name])
-        return self._items.get(name)
+        if name not in self._targets:
+            load_recipes()
+            if name in self._items or name not in self._targets:
+                return self._items.get(name)
+        with _lock:
+            return self._resolve(name)
 
-    def names(self) -> list[str]:
-        """Names of every entry, imported or only announced, sorted."""
+    def _resolve(self, name: str) -> T:
+        if name in self._items:
+            return self._items[name]
+        target = self._targets[name]
+        entry = f"{self.kind} '{name}'"
+        value = resolve(target, entry)
+        if ":" in target:
+            self._items[name] = value
+        elif name not in self._items:
+            raise RegistryError(f"{entry}: importing '{target}' did not register it")
+        return self._items[name]
+
+    def names(self, *, listed_only: bool = False) -> list[str]:
+        """Names of every entry, registered or only announced, sorted."""
         load_recipes()
-        return sorted({*self._items, *self._modules})
+        every = {*self._items, *self._targets}
+        return sorted(n for n in every if not (listed_only and n in self._unlisted))
 
     def loaded(self) -> dict[str, T]:
         """The entries registered so far (announced ones not imported), in registration order."""
@@ -102,7 +175,7 @@ class Registry(Generic[T]):
         return dict(self._items)
 
     def all(self) -> dict[str, T]:
-        """Every entry, importing the announced ones."""
+        """Every entry, resolving the announced ones; in registration order."""
         for name in self.names():
             self.get(name)
         return dict(self._items)
@@ -110,7 +183,8 @@ class Registry(Generic[T]):
     def unregister(self, name: str) -> None:
         """Remove `name` (tests register throw-away entries)."""
         self._items.pop(name, None)
-        self._modules.pop(name, None)
+        self._targets.pop(name, None)
+        self._unlisted.discard(name)
 
 
 COMMANDS: Registry[object] = Registry("command")
