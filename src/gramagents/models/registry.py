@@ -1,53 +1,49 @@
-"""Backends register a factory by name; heavy packages are imported only when one is used."""
+"""Backends by name; the packaged ones are lazy targets, so torch or openai load only when used."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from ..errors import SpecError
+from ..plugins import Registry
 from .base import Backend, BackendSettings
 from .spec import ModelSpec, decoding_overrides, parse_spec
 
 BackendClass = type[Backend]
-_FACTORIES: dict[str, Callable[[], BackendClass]] = {}
-_UNLISTED: set[str] = set()
-"""Backends for tests and drills, left out of the names an error message offers."""
+BACKENDS: Registry[BackendClass] = Registry("backend")
+"""Backend classes by the name a spec starts with (`hf:`, `openai:`, ...)."""
+
+BACKENDS.lazy("hf", "gramagents.models.hf:HFBackend")
+BACKENDS.lazy("smollm2", "gramagents.models.embedded:EmbeddedBackend")
+BACKENDS.lazy("openai", "gramagents.models.openai_compat:OpenAIBackend")
+BACKENDS.lazy("scripted", "gramagents.models.scripted:ScriptedBackend", listed=False)  # tests
 
 
-def backend(
-    name: str, listed: bool = True
-) -> Callable[[Callable[[], BackendClass]], Callable[[], BackendClass]]:
-    """Register a zero-argument function that imports and returns a backend class.
+def backend(name: str, listed: bool = True) -> Callable[[BackendClass], BackendClass]:
+    """Register a backend class under `name` (a class decorator).
 
-    `listed=False` keeps a backend meant for tests out of the names users are offered.
+    `listed=False` keeps a backend meant for tests out of the names users are offered. A
+    backend with heavy dependencies is better named lazily:
+    `BACKENDS.lazy(name, "package.module:Class")`.
     """
 
-    def register(factory: Callable[[], BackendClass]) -> Callable[[], BackendClass]:
-        _FACTORIES[name] = factory
-        if not listed:
-            _UNLISTED.add(name)
-        return factory
+    def register(cls: BackendClass) -> BackendClass:
+        return BACKENDS.register(name, cls, listed=listed)
 
     return register
 
 
 def known_backends(listed_only: bool = False) -> list[str]:
     """Names of registered backends (`listed_only`: those offered to users)."""
-    _load_builtin()
-    return sorted(n for n in _FACTORIES if not (listed_only and n in _UNLISTED))
+    return BACKENDS.names(listed_only=listed_only)
 
 
 def create_backend(spec: str | ModelSpec, settings: BackendSettings | None = None) -> Backend:
     """Build the backend a spec names (weights are loaded lazily, on first use)."""
-    _load_builtin()
     parsed = parse_spec(spec) if isinstance(spec, str) else spec
-    factory = _FACTORIES.get(parsed.backend)
-    if factory is None:
+    cls = BACKENDS.get(parsed.backend)
+    if cls is None:
         offered = ", ".join(known_backends(listed_only=True))
         raise SpecError(parsed.raw, f"unknown backend '{parsed.backend}' (known: {offered})")
     decoding_overrides(parsed)  # a bad decoding option fails here, before anything runs
-    return factory()(parsed, settings or BackendSettings())
-
-
-def _load_builtin() -> None:
-    from . import _builtin  # noqa: F401 - registers the packaged backends
+    return cls(parsed, settings or BackendSettings())
