@@ -78,6 +78,9 @@ class ChainSpec:
 
 
 CHAINS: Registry[ChainSpec] = Registry("extraction chain")
+_SHARED = {"letter": "choice", "code": "choice", "tf": "truefalse", "tf-sequence": "truefalse"}
+for _name, _module in _SHARED.items():  # the engine's chains, by the module that makes them
+    CHAINS.lazy(_name, f"gramagents.scoring.{_module}")
 
 
 def chain(
@@ -93,16 +96,12 @@ def chain(
 
 def known_chains() -> list[str]:
     """Names of registered chains."""
-    _load_builtin()
     return CHAINS.names()
 
 
 def chain_spec(name: str) -> ChainSpec:
     """The chain called `name`."""
     spec = CHAINS.get(name)
-    if spec is None:
-        _load_builtin()
-        spec = CHAINS.get(name)
     if spec is None:
         raise KeyError(f"no extraction chain '{name}'")
     return spec
@@ -140,7 +139,3 @@ def run_rules(rules: list[tuple[str, Rule]], text: str, meta: Meta) -> Extractio
         if value is not None:
             return Extraction(value, rule_name)
     return None
-
-
-def _load_builtin() -> None:
-    from . import choice, pairs, truefalse  # noqa: F401 - register the shared chains

@@ -25,6 +25,7 @@ class ItemScore:
 
 ItemMetric = Callable[[Extraction, Any, Mapping[str, Any]], ItemScore]
 METRICS: Registry[ItemMetric] = Registry("metric")
+METRICS.lazy("pair", "gramagents.scoring.pairs:pair_accuracy")
 
 
 def metric(name: str) -> Callable[[ItemMetric], ItemMetric]:
@@ -42,15 +43,8 @@ def score_item(
     """Scores of one item under metric `name`."""
     fn = METRICS.get(name)
     if fn is None:
-        _load_builtin()
-        fn = METRICS.get(name)
-    if fn is None:
         raise KeyError(f"no metric '{name}'")
     return fn(extraction, gold, meta or {})
-
-
-def _load_builtin() -> None:
-    from . import pairs  # noqa: F401 - register the shared metrics
 
 
 @metric("acc")
