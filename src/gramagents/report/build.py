@@ -8,17 +8,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..plugins import Registry
 from ..records import BuildManifest
 from ..runtime.rundir import iter_jsonl
 from ..sources.duplicates import describe
 from .markdown import markdown_table
 from .mdtext import Markdown, code_span, md_text
+from .parts import PartsOfKind
 
 BuildSection = Callable[[BuildManifest, Path], list[str]]
-BUILD_SECTIONS: Registry[BuildSection] = Registry("build report section")
-"""Recipes' own sections of a build's report (markdown lines from the manifest; none when
-the build is not theirs)."""
+BUILD_SECTIONS: PartsOfKind[BuildSection] = PartsOfKind("build-section")
+"""Recipes' own sections of a build's report, report parts of kind `build-section` (markdown
+lines from the manifest; none when the build is not theirs)."""
 
 
 def build_report_section(name: str, section: BuildSection) -> BuildSection:

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..plugins import Registry
 from ..records import RunManifest
+from .parts import PartsOfKind
 from .summary import Summary
 
 
@@ -50,8 +50,9 @@ class Figure:
 
 
 ChartMaker = Callable[[RunManifest, Summary], list[Figure]]
-CHARTS: Registry[ChartMaker] = Registry("report chart")
-"""Recipes' charts for the run viewer (figures; none when the run has nothing of theirs)."""
+CHARTS: PartsOfKind[ChartMaker] = PartsOfKind("chart")
+"""Recipes' charts for the run viewer, report parts of kind `chart` (figures; none when the run
+has nothing of theirs)."""
 
 
 def report_chart(name: str, maker: ChartMaker) -> ChartMaker:

@@ -6,7 +6,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ..plugins import Registry
+from .parts import PartsOfKind
 
 
 @dataclass(frozen=True)
@@ -66,9 +66,9 @@ class Layout:
         return note + "."
 
 
-LAYOUTS: Registry[Layout] = Registry("paper table layout")
-"""Recipes register their paper's main table; the report shows every layout the run has a
-task of."""
+LAYOUTS: PartsOfKind[Layout] = PartsOfKind("paper-table")
+"""Recipes' paper tables (report parts of kind `paper-table`); the report shows every layout
+the run has a task of."""
 
 
 def paper_table(name: str, layout: Layout) -> Layout:

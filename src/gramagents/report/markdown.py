@@ -6,18 +6,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..plugins import Registry
 from ..records import RunManifest
 from ..sources.answers import describe_answers
 from ..sources.duplicates import describe
 from .invalid import reason_lines
 from .layouts import LAYOUTS, Layout
 from .mdtext import code_span, md_cell, md_text
+from .parts import PartsOfKind
 from .summary import Summary, Tally
 
 Section = Callable[[RunManifest, Summary], list[str]]
-SECTIONS: Registry[Section] = Registry("report section")
-"""Recipes' own report sections (markdown lines; none when the run has nothing of theirs)."""
+SECTIONS: PartsOfKind[Section] = PartsOfKind("section")
+"""Recipes' own report sections, report parts of kind `section` (markdown lines; none when the
+run has nothing of theirs)."""
 
 
 def report_section(name: str, section: Section) -> Section:
@@ -26,10 +27,10 @@ def report_section(name: str, section: Section) -> Section:
 
 
 FileSection = Callable[[Path, RunManifest, Summary], list[str]]
-FILE_SECTIONS: Registry[FileSection] = Registry("report section with files")
+FILE_SECTIONS: PartsOfKind[FileSection] = PartsOfKind("files")
 """Recipes' report sections that also write files (plots, tables as files) into the run folder
 they are given, and return the markdown that shows them (none when the run has nothing of
-theirs)."""
+theirs): report parts of kind `files`."""
 
 
 def report_files(name: str, section: FileSection) -> FileSection:
