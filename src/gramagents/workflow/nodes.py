@@ -178,21 +178,29 @@ def texts(records: Iterable[BaseModel], fields: list[str]) -> list[str]:
     return out
 
 
-RECORD_FILES: dict[type[BaseModel], str] = {}
-"""The run-folder file a record type is written to at the end of a build (others go to
+@dataclass(frozen=True)
+class RecordFile:
+    """The run-folder file records of one type are written to at the end of a build."""
+
+    kind: type[BaseModel]
+    name: str
+
+
+RECORD_FILES: Registry[RecordFile] = Registry("record file")
+"""Record files by the record type's dotted name (records of other types go to
 `records.jsonl`)."""
 
 
 def record_file(kind: type[BaseModel], name: str) -> None:
     """Name the build's file for records (or context entries) of type `kind`."""
-    RECORD_FILES[kind] = name
+    RECORD_FILES.register(f"{kind.__module__}.{kind.__qualname__}", RecordFile(kind, name))
 
 
 def file_of(record: BaseModel) -> str:
-    """The file a record is written to."""
-    for kind, name in RECORD_FILES.items():
-        if isinstance(record, kind):
-            return name
+    """The file a record is written to (the first type registered that it is an instance of)."""
+    for entry in RECORD_FILES.loaded().values():
+        if isinstance(record, entry.kind):
+            return entry.name
     return "records.jsonl"
 
 
