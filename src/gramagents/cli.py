@@ -474,7 +474,11 @@ def add_recipe_commands() -> None:
     from .plugins import COMMANDS
 
     present = {c.name for c in app.registered_commands}
-    for name, command in COMMANDS.all().items():
+    try:  # a command announced by a target that names no module: one line
+        commands = COMMANDS.all()
+    except GramagentsError as exc:
+        sys.exit(fail(exc).exit_code)
+    for name, command in commands.items():
         if name not in present:
             app.command(name=name)(command)  # type: ignore[arg-type]
 
