@@ -9,6 +9,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "gramagents"
 ENGINE = [p for p in PACKAGE.rglob("*.py") if "recipes" not in p.relative_to(PACKAGE).parts]
+RECIPES = sorted((PACKAGE / "recipes").glob("*/**/*.py"))
 MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 80
 
@@ -64,6 +65,81 @@ def test_the_import_check_sees_every_form_of_import():
         n.startswith("gramagents.recipes")
         for n in _imports_of("from ..sources import _text", module)
     )
+
+
+def _gramagents_imports(source: str, module: str) -> list[str]:
+    """The gramagents modules `source` (the text of `module`) reaches by importing.
+
+    `from gramagents import x` reaches `gramagents.x`; any other `from M import x` reaches `M`
+    (`x` may be a name in it, not a module); `import M` reaches `M`.
+    """
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            target = node.module or ""
+            if node.level:
+                base = module.split(".")[: -node.level]
+                target = ".".join([*base, node.module] if node.module else base)
+            names = [f"{target}.{a.name}" for a in node.names] if target == "gramagents" else []
+            found += names or [target]
+    return [n for n in found if n == "gramagents" or n.startswith("gramagents.")]
+
+
+def _outside_the_api(source: str, module: str) -> list[str]:
+    """What a recipe module imports from gramagents besides `gramagents.api` and its own package."""
+    own = ".".join(module.split(".")[:3])  # gramagents.recipes.<name>
+    return [
+        name
+        for name in _gramagents_imports(source, module)
+        if name != "gramagents.api" and name != own and not name.startswith(own + ".")
+    ]
+
+
+def test_recipes_import_the_engine_only_through_its_api():
+    offenders = {
+        str(path.relative_to(PACKAGE)): found
+        for path in RECIPES
+        if (
+            found := _outside_the_api(
+                path.read_text(encoding="utf-8"),
+                ".".join(("gramagents", *path.relative_to(PACKAGE).with_suffix("").parts)),
+            )
+        )
+    }
+    assert offenders == {}
+
+
+def test_the_api_check_sees_every_form_of_import():
+    module = "gramagents.recipes.toy.reader"
+    for source in (
+        "from ...records import Item",
+        "from ... import resources",
+        "from ...sources import _text",
+        "from ..cpg import tasks",
+        "from ..cpg.banks import build",
+        "from gramagents.cli import fail",
+        "import gramagents.errors",
+        "import gramagents",
+        "def f():\n    from ...workflow.build import finish_build\n",
+    ):
+        assert _outside_the_api(source, module) != [], source
+    for source in (
+        "from ...api import Item, task",
+        "from ... import api",
+        "from gramagents.api import Item",
+        "from gramagents import api",
+        "import gramagents.api",
+        "from . import tasks",
+        "from .banks import build",
+        "from gramagents.recipes.toy.banks import build",
+        "def f():\n    from ...api import finish_build\n",
+    ):
+        assert _outside_the_api(source, module) == [], source
+    init = "gramagents.recipes.toy.__init__"
+    assert _outside_the_api("from . import tasks\nfrom ...api import task", init) == []
+    assert _outside_the_api("from ...records import Item", init) == ["gramagents.records"]
 
 
 @pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: p.name)

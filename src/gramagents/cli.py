@@ -12,7 +12,14 @@ from typing import Annotated, Any, TypeVar
 import typer
 from rich.console import Console
 
-from .cli_runtime import apply_threads, may_name_a_recipe_command, progress_display, standalone
+from .cli_runtime import (
+    apply_threads,
+    fail,
+    may_name_a_recipe_command,
+    one_line_errors,
+    progress_display,
+    standalone,
+)
 from .errors import GramagentsError
 from .redact import redact
 
@@ -103,12 +110,6 @@ ResumeChanged = Annotated[
         "reask (set those records aside, ask them again, and record both hashes).",
     ),
 ]
-
-
-def fail(exc: GramagentsError) -> typer.Exit:
-    """Print a user error as one line on stderr (credentials masked); the exit carries its code."""
-    print(redact(f"error: {exc}"), file=sys.stderr)
-    return typer.Exit(exc.exit_code)
 
 
 def _command() -> list[str]:
@@ -476,7 +477,7 @@ def add_recipe_commands() -> None:
     present = {c.name for c in app.registered_commands}
     for name, command in COMMANDS.all().items():
         if name not in present:
-            app.command(name=name)(command)  # type: ignore[arg-type]
+            app.command(name=name)(one_line_errors(command))  # type: ignore[arg-type]
 
 
 def main() -> None:

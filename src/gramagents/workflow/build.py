@@ -38,7 +38,7 @@ from ..versions import package_versions
 from .build_graph import AgentStage, BuildContext, FilterStage, Stage, build_graph
 from .nodes import FILTERS, BuildView, NodeEnv, file_of
 from .recipe import AgentNode, FilterNode, Recipe, load_recipe
-from .review import REVIEWS, apply_decisions, read_review
+from .review import REVIEWS, ReviewJob, apply_decisions, read_review
 
 MAX_AGENT_CALLS_IN_FLIGHT = 256
 """Agent tasks the graph runs at once; each model bounds (API) or batches (local) them."""
@@ -364,19 +364,6 @@ def _agent_prompt_hashes(recipe: Recipe) -> dict[str, str]:
     return {f"prompts/{n}": load_prompt(n).hash for n in sorted(names)}
 
 
-@dataclass
-class ReviewJob:
-    """What applying a review file needs."""
-
-    folder: Run
-    manifest: BuildManifest
-    recipe: Recipe
-    file: Path
-    reviewer: str
-    cache_path: Path | None = None
-    use_cache: bool = True
-
-
 def import_review(
     run_dir: Path,
     review_file: Path,
@@ -401,7 +388,7 @@ def import_review(
             folder, manifest, recipe, Path(review_file), reviewer, cache_path, use_cache
         )
         try:
-            return spec.apply(job)  # type: ignore[no-any-return]
+            return spec.apply(job)
         except BaseException as exc:
             if folder.durable:
                 folder.settle(manifest, exc)

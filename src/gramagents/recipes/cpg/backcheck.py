@@ -13,9 +13,16 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, Field, field_validator
 
-from ...agents.base import AgentContext, AgentResult, AgentSpec, AgentTask, agent, per_instance
-from ...agents.checks import judge
-from ...records import Instance
+from ...api import (
+    AgentContext,
+    AgentResult,
+    AgentSpec,
+    AgentTask,
+    Instance,
+    agent,
+    judge_instance,
+    per_instance,
+)
 
 
 def _has_reason(value: str) -> str:
@@ -46,14 +53,14 @@ class ConfuserVerdict(BaseModel):
 
 async def backcheck(task: AgentTask, ctx: AgentContext) -> AgentResult:
     """Check one generated example."""
-    return await judge(
+    return await judge_instance(
         task, ctx, "instance-backcheck", InstanceVerdict, lambda v: v.contains_point and v.natural
     )
 
 
 async def confuser_backcheck(task: AgentTask, ctx: AgentContext) -> AgentResult:
     """Check one generated confusing instance."""
-    return await judge(
+    return await judge_instance(
         task, ctx, "confuser-backcheck", ConfuserVerdict, lambda v: v.point_absent and v.natural
     )
 

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from ...agents.base import points_of
-from ...records import Instance, Item
-from ...tasks.registry import BankBuilderSpec, BuildResources, bank_builder
-from ...workflow.nodes import BuildView
+from ...api import (
+    BankBuilderSpec,
+    BuildResources,
+    BuildView,
+    Instance,
+    Item,
+    bank_builder,
+    points_of,
+)
 from .banks import build_banks
 from .params import TASK_PARAMS, BankParams
 

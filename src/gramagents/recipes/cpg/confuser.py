@@ -15,18 +15,20 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from ...agents.base import (
+from ...api import (
     AgentContext,
     AgentResult,
     AgentSpec,
     AgentTask,
+    BuildView,
+    GrammarPoint,
+    Instance,
+    Provenance,
     agent,
     normalise,
     point_vars,
     points_of,
 )
-from ...records import GrammarPoint, Instance, Provenance
-from ...workflow.nodes import BuildView
 
 Kind = Literal["same-form", "partial-form"]
 _REPEATS = re.compile(r"(.{2,}?)\1{2,}")

@@ -11,17 +11,19 @@ import re
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
-from ...agents.base import (
+from ...api import (
     AgentContext,
     AgentResult,
     AgentSpec,
     AgentTask,
+    GrammarPoint,
+    Instance,
+    Provenance,
     agent,
     normalise,
     per_instance,
     point_vars,
 )
-from ...records import GrammarPoint, Instance, Provenance
 
 _REPEATS = re.compile(r"(.{2,}?)\1{2,}")
 

@@ -32,11 +32,21 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ...errors import InputError
-from ...records import GrammarPoint, SourceRef
-from ...sources import ReadOptions, SourceData, _text, source_reader
-from ...sources.duplicates import RepeatedIds
-from ...sources.points import point_source
+from ...api import (
+    GrammarPoint,
+    InputError,
+    ReadOptions,
+    RepeatedIds,
+    SourceData,
+    SourceRef,
+    csv_rows,
+    jsonl_rows,
+    load_yaml_with_lines,
+    point_source,
+    read_utf8,
+    source_reader,
+    unique_points,
+)
 
 REQUIRED = ("id", "category", "level", "name")
 OPTIONAL = ("description", "examples", "confusers", "language", "group")
@@ -66,7 +76,7 @@ def read_grammar_table(
     readers = {".jsonl": _read_jsonl, ".csv": _read_csv, ".yaml": _read_yaml, ".yml": _read_yaml}
     if suffix not in readers:
         raise InputError(path, "unknown table format: use .jsonl, .csv, .yaml or .yml")
-    text = _text.read_utf8(path)
+    text = read_utf8(path)
     if not text.strip():
         raise InputError(path, "file is empty: no grammar points", line=1)
     found: list[dict[str, Any]] = []
@@ -194,16 +204,14 @@ def _point_from_record(
 def _read_jsonl(
     path: Path, text: str, dropped: list[dict[str, Any]], notes: list[str]
 ) -> list[GrammarPoint]:
-    points = [
-        _point_from_record(obj, path, line, notes) for line, obj in _text.iter_jsonl(path, text)
-    ]
-    return _text.unique_points(points, path, dropped)
+    points = [_point_from_record(obj, path, line, notes) for line, obj in jsonl_rows(path, text)]
+    return unique_points(points, path, dropped)
 
 
 def _read_yaml(
     path: Path, text: str, dropped: list[dict[str, Any]], notes: list[str]
 ) -> list[GrammarPoint]:
-    data, lines = _text.load_yaml_with_lines(path, text)
+    data, lines = load_yaml_with_lines(path, text)
     if isinstance(data, dict) and set(data) == {"points"}:
         data = data["points"]
     if data is None:
@@ -215,7 +223,7 @@ def _read_yaml(
         if not isinstance(record, dict):
             raise InputError(path, f"entry {index + 1} is not a mapping", line=None)
         points.append(_point_from_record(record, path, lines.get(id(record), 1), notes))
-    return _text.unique_points(points, path, dropped)
+    return unique_points(points, path, dropped)
 
 
 def _read_csv(
@@ -223,7 +231,7 @@ def _read_csv(
 ) -> list[GrammarPoint]:
     by_id: dict[str, dict[str, Any]] = {}
     rows = RepeatedIds("sentence")
-    for line, row in _text.iter_csv(path, text, CSV_REQUIRED):
+    for line, row in csv_rows(path, text, CSV_REQUIRED):
         point_id = _text_field(row, "id", path, line)
         sentence = _text_field(row, "sentence", path, line)
         if not rows.admit(f"{point_id}: {sentence}", row, path, line, field="sentence"):

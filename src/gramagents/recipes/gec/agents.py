@@ -13,20 +13,22 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from ...agents.base import (
+from ...api import (
     AgentContext,
     AgentResult,
     AgentSpec,
     AgentTask,
+    BuildView,
+    GrammarPoint,
+    Instance,
+    Provenance,
     agent,
+    judge_instance,
     normalise,
     per_instance,
     point_vars,
     points_of,
 )
-from ...agents.checks import judge
-from ...records import GrammarPoint, Instance, Provenance
-from ...workflow.nodes import BuildView
 
 MAX_WORD_EDITS = 5
 _REPEATS = re.compile(r"(.{2,}?)\1{2,}")
@@ -180,7 +182,7 @@ async def backcheck(task: AgentTask, ctx: AgentContext) -> AgentResult:
         "correction": instance.annotations.get("correction", ""),
         "alternatives": instance.annotations.get("alternatives", []),
     }
-    return await judge(
+    return await judge_instance(
         task,
         ctx,
         "pair-backcheck",

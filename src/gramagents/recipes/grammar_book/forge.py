@@ -19,10 +19,19 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from ...agents.base import AgentContext, AgentResult, AgentSpec, AgentTask, agent, normalise
-from ...agents.checks import judge
-from ...records import GrammarPoint, Instance, Provenance
-from ...workflow.nodes import BuildView
+from ...api import (
+    AgentContext,
+    AgentResult,
+    AgentSpec,
+    AgentTask,
+    BuildView,
+    GrammarPoint,
+    Instance,
+    Provenance,
+    agent,
+    judge_instance,
+    normalise,
+)
 from .records import book_language
 
 BACKCHECK = "sentence-backcheck"
@@ -73,7 +82,7 @@ async def backcheck(task: AgentTask, ctx: AgentContext) -> AgentResult:
     """Judge one sentence pair."""
     instance: Instance = task["instance"]
     options: Any = ctx.options
-    return await judge(
+    return await judge_instance(
         task,
         ctx,
         BACKCHECK,

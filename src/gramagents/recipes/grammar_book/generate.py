@@ -15,9 +15,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
-from ...agents.base import AgentContext, AgentResult, AgentSpec, AgentTask, agent, normalise
-from ...records import Instance, Provenance
-from ...workflow.nodes import BuildView
+from ...api import (
+    AgentContext,
+    AgentResult,
+    AgentSpec,
+    AgentTask,
+    BuildView,
+    Instance,
+    Provenance,
+    agent,
+    normalise,
+)
 from .records import BookPoint, book_language
 
 _REPEATS = re.compile(r"(.{3,}?)\1{2,}")

@@ -17,9 +17,16 @@ from collections import defaultdict
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from ...agents.base import AgentContext, AgentResult, AgentSpec, AgentTask, agent, normalise
-from ...records import CheckVerdict
-from ...workflow.nodes import BuildView
+from ...api import (
+    AgentContext,
+    AgentResult,
+    AgentSpec,
+    AgentTask,
+    BuildView,
+    CheckVerdict,
+    agent,
+    normalise,
+)
 from .records import SyntaxMatch, SyntaxQuestion
 
 CHECK = "syntax-backcheck"

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from ...extras import require
+from ...api import require
 
 QUOTE_TOKENS = {"``", "''", "`", "'", '"', "--"}
 
