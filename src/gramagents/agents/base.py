@@ -22,14 +22,17 @@ class AgentContext:
 
     model: Model
     prompt: str
-    """Template name; `{language}` in it becomes `zh` or `en` by the point's language."""
+    """Template name; `{language}` in it becomes the point's language (see `languages`)."""
     params: GenParams
     max_reasks: int
     options: BaseModel = field(default_factory=NoOptions)
+    languages: tuple[str, ...] = ("en",)
+    """The recipe's prompt languages; a point in another language gets the first's prompt."""
 
     def template(self, language: str) -> PromptTemplate:
         """The prompt template for a point's language."""
-        return load_prompt(self.prompt.format(language="zh" if language == "zh" else "en"))
+        chosen = language if language in self.languages else self.languages[0]
+        return load_prompt(self.prompt.format(language=chosen))
 
 
 @dataclass
