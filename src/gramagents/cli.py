@@ -15,6 +15,7 @@ from rich.console import Console
 from .cli_runtime import (
     apply_threads,
     fail,
+    format_help,
     may_name_a_recipe_command,
     one_line_errors,
     progress_display,
@@ -203,6 +204,10 @@ def build(
     _say(f"report: {result.folder.file('report.md')}")
 
 
+FORMAT_OPTION = typer.Option("--format", help="Dataset format (`eval --help` lists them).")
+"""Its help is filled from the format registry when help is asked for (`main`)."""
+
+
 @app.command(name="eval")
 def evaluate(
     dataset: Annotated[
@@ -216,14 +221,7 @@ def evaluate(
             help="Model spec (repeatable): smollm2, hf:PATH_OR_ID, openai:MODEL[@BASE_URL].",
         ),
     ] = None,
-    fmt: Annotated[
-        str,
-        typer.Option(
-            "--format",
-            help="Dataset format: gramagents (also reads exported folders), parquet, hf, "
-            "cpg-eval, blimp, climp.",
-        ),
-    ] = "gramagents",
+    fmt: Annotated[str, FORMAT_OPTION] = "gramagents",
     answers: Annotated[
         Path | None,
         typer.Option(help="Gold answers (CSV id,answer) for items the dataset has none for."),
@@ -486,6 +484,8 @@ def main() -> None:
     from .profile.command import add_profile_command  # it builds on this module's options
 
     add_profile_command(app)
+    if "--help" in sys.argv[1:]:  # only then: listing the formats imports the recipes
+        FORMAT_OPTION.help = format_help()
     if may_name_a_recipe_command(app, sys.argv[1:]):
         add_recipe_commands()
     with command_process():

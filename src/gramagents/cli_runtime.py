@@ -86,3 +86,11 @@ def may_name_a_recipe_command(app: typer.Typer, args: list[str]) -> bool:
     }
     builtin |= {g.name for g in app.registered_groups if g.name}
     return first is None or first not in builtin
+
+
+def format_help() -> str:
+    """`eval --format`'s help: every dataset format registered, the recipes' included."""
+    from .sources.datasets import known_formats
+
+    names = ", ".join(known_formats())
+    return f"Dataset format: {names} (gramagents also reads exported folders)."
