@@ -20,19 +20,32 @@ def _imports(path: Path) -> list[str]:
     return _imports_of(path.read_text(encoding="utf-8"), module)
 
 
-def _imports_of(source: str, module: str) -> list[str]:
-    """Every module `source` (the text of `module`) imports, as an absolute dotted name."""
-    found = []
+def _source_of(node: ast.ImportFrom, module: str) -> str:
+    """The absolute name of what `from ... import` in `module` imports from."""
+    if not node.level:
+        return node.module or ""
+    base = module.split(".")[: -node.level]  # `from .x` in a.b.c is a.b.x (`__init__` counts)
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def _statements(source: str, module: str) -> list[tuple[str, list[str]]]:
+    """Each import in `source` (the text of `module`): its absolute source, the names taken."""
+    found: list[tuple[str, list[str]]] = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            found += [alias.name for alias in node.names]
+            found += [(alias.name, []) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            target = node.module or ""
-            if node.level:  # `from .x` in a.b.c is a.b.x (`__init__` counts as a module)
-                base = module.split(".")[: -node.level]
-                target = ".".join([*base, node.module] if node.module else base)
-            found += [target, *(f"{target}.{a.name}" for a in node.names)]
+            found.append((_source_of(node, module), [a.name for a in node.names]))
     return found
+
+
+def _imports_of(source: str, module: str) -> list[str]:
+    """Every module `source` (the text of `module`) imports, as an absolute dotted name."""
+    return [
+        name
+        for target, names in _statements(source, module)
+        for name in (target, *(f"{target}.{n}" for n in names))
+    ]
 
 
 def test_the_engine_imports_no_recipe():
@@ -74,16 +87,8 @@ def _gramagents_imports(source: str, module: str) -> list[str]:
     (`x` may be a name in it, not a module); `import M` reaches `M`.
     """
     found = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            found += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            target = node.module or ""
-            if node.level:
-                base = module.split(".")[: -node.level]
-                target = ".".join([*base, node.module] if node.module else base)
-            names = [f"{target}.{a.name}" for a in node.names] if target == "gramagents" else []
-            found += names or [target]
+    for target, names in _statements(source, module):
+        found += [f"{target}.{n}" for n in names] if target == "gramagents" and names else [target]
     return [n for n in found if n == "gramagents" or n.startswith("gramagents.")]
 
 

@@ -74,6 +74,10 @@ EXPORTS: dict[str, str] = {
     "point_vars": "gramagents.agents.base:point_vars",
     "normalise": "gramagents.agents.base:normalise",
     "judge_instance": "gramagents.agents.checks:judge",
+    "one_line": "gramagents.agents.checks:one_line",
+    "Reason": "gramagents.agents.checks:Reason",
+    "not_copied": "gramagents.agents.checks:not_copied",
+    "calls_to_reach": "gramagents.agents.base:calls_to_reach",
     # Sources
     "ReadOptions": "gramagents.sources:ReadOptions",
     "SourceData": "gramagents.sources:SourceData",
@@ -121,6 +125,8 @@ EXPORTS: dict[str, str] = {
     "quoted_options": "gramagents.scoring.options:quoted_options",
     "disagrees": "gramagents.scoring.options:disagrees",
     "offers_alternatives": "gramagents.scoring.choice:offers_alternatives",
+    "lcs_length": "gramagents.scoring.overlap:lcs_length",
+    "lcs_overlap": "gramagents.scoring.overlap:lcs_overlap",
     "pearson": "gramagents.judging.statistics:pearson",
     "kendall": "gramagents.judging.statistics:kendall",
     "quadratic_kappa": "gramagents.judging.statistics:quadratic_kappa",
@@ -141,6 +147,9 @@ EXPORTS: dict[str, str] = {
     "Summary": "gramagents.report.summary:Summary",
     "Tally": "gramagents.report.summary:Tally",
     "markdown_table": "gramagents.report.markdown:markdown_table",
+    "Markdown": "gramagents.report.mdtext:Markdown",
+    "md_text": "gramagents.report.mdtext:md_text",
+    "code_span": "gramagents.report.mdtext:code_span",
     "Layout": "gramagents.report.layouts:Layout",
     "Column": "gramagents.report.layouts:Column",
     "Figure": "gramagents.report.charts:Figure",
@@ -159,11 +168,13 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
         AgentTask,
         agent,
         agents_in,
+        calls_to_reach,
         normalise,
         per_instance,
         point_vars,
         points_of,
     )
+    from .agents.checks import Reason, not_copied, one_line
     from .agents.checks import judge as judge_instance
     from .errors import GramagentsError, InputError, MissingDependency, RunError, SpecError
     from .extras import require
@@ -189,6 +200,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     from .report.charts import CHARTS, Figure, report_chart
     from .report.layouts import Column, Layout, paper_table
     from .report.markdown import markdown_table, report_files, report_section
+    from .report.mdtext import Markdown, code_span, md_text
     from .report.summary import Summary, Tally
     from .report.view.plots import radar_chart, series_lines
     from .resources import file_hash
@@ -201,6 +213,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     from .scoring.metrics import METRICS, ItemScore, metric
     from .scoring.normalise import nfkc
     from .scoring.options import disagrees, quoted_options
+    from .scoring.overlap import lcs_length, lcs_overlap
     from .sources import SOURCES, ReadOptions, SourceData, source_reader
     from .sources._text import iter_csv as csv_rows
     from .sources._text import iter_jsonl as jsonl_rows

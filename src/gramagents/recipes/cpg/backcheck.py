@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field
 
 from ...api import (
     AgentContext,
@@ -19,16 +19,11 @@ from ...api import (
     AgentSpec,
     AgentTask,
     Instance,
+    Reason,
     agent,
     judge_instance,
     per_instance,
 )
-
-
-def _has_reason(value: str) -> str:
-    if not value.strip():
-        raise ValueError("give a one-sentence reason")
-    return value.strip()
 
 
 class InstanceVerdict(BaseModel):
@@ -36,9 +31,7 @@ class InstanceVerdict(BaseModel):
 
     contains_point: bool = Field(description="The sentence contains the grammar point.")
     natural: bool = Field(description="The sentence is grammatical and natural.")
-    reason: str = Field(description="One sentence saying why.")
-
-    _reason = field_validator("reason")(classmethod(lambda cls, v: _has_reason(v)))
+    reason: Reason = Field(description="One sentence saying why.")
 
 
 class ConfuserVerdict(BaseModel):
@@ -46,9 +39,7 @@ class ConfuserVerdict(BaseModel):
 
     point_absent: bool = Field(description="The sentence does NOT contain the grammar point.")
     natural: bool = Field(description="The sentence is grammatical and natural.")
-    reason: str = Field(description="One sentence saying why.")
-
-    _reason = field_validator("reason")(classmethod(lambda cls, v: _has_reason(v)))
+    reason: Reason = Field(description="One sentence saying why.")
 
 
 async def backcheck(task: AgentTask, ctx: AgentContext) -> AgentResult:

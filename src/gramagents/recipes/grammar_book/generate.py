@@ -22,7 +22,6 @@ from ...api import (
     AgentTask,
     BuildView,
     Instance,
-    Provenance,
     agent,
     normalise,
 )
@@ -126,9 +125,7 @@ async def generate_pair(task: AgentTask, ctx: AgentContext) -> AgentResult:
         kind="example",
         origin="agent",
         annotations={"english": pair.english},
-        provenance=Provenance(
-            agent="sentence-pair-generator", model=ctx.model.label, prompt_hash=template.hash
-        ),
+        provenance=ctx.made_by("sentence-pair-generator", template),
     )
     return AgentResult([instance], "generated")
 
