@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import NamedTuple
 
-from rapidfuzz.distance import LCSseq
-
 
 class Overlap(NamedTuple):
     """Precision, recall and F1 of a candidate's tokens against a reference's."""
@@ -23,6 +21,8 @@ class Overlap(NamedTuple):
 
 def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
     """Length of the longest common subsequence of two token sequences."""
+    from rapidfuzz.distance import LCSseq  # 70 ms to import: not on every command's start
+
     return int(LCSseq.similarity(a, b)) if a and b else 0
 
 

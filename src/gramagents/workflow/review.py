@@ -25,13 +25,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..plugins import Registry
-from ..records import BuildManifest, CheckVerdict, GrammarPoint, Instance
-from ..runtime.run import Run
+from ..records import CheckVerdict, GrammarPoint, Instance
 from ..runtime.rundir import write_atomic
 from ..sources import _text
 from .nodes import BuildView
 
-if TYPE_CHECKING:  # both import this module
+if TYPE_CHECKING:  # the build and the recipe import this module; a recipe's `__init__` does
+    from ..records import BuildManifest
+    from ..runtime.run import Run
     from .build import BuildResult
     from .recipe import Recipe, ReviewSettings
 
