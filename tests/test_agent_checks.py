@@ -11,17 +11,14 @@ from gramagents.records import GrammarPoint, Instance
 from gramagents.workflow.nodes import BuildView
 
 
-@pytest.mark.parametrize(
-    ("value", "says"),
-    [
+def test_one_line_refuses_what_is_no_single_sentence():
+    for value, says in [
         ("   ", "is empty"),
         ("One.\nTwo.", "on one line"),
         ("la la la la la la", "repeats itself"),
-    ],
-)
-def test_one_line_refuses_what_is_no_single_sentence(value, says):
-    with pytest.raises(ValueError, match=says):
-        one_line(value)
+    ]:
+        with pytest.raises(ValueError, match=says):
+            one_line(value)
 
 
 def test_one_line_keeps_a_sentence_stripped_and_names_the_field():
