@@ -132,3 +132,19 @@ def test_missing_dataset_and_foreign_run_dir(tmp_path, dataset):
     assert_user_error(gramagents("eval", "nope.jsonl", cwd=work), work, "nope.jsonl", "not found")
     result = gramagents("eval", str(dataset), "--run-dir", str(dataset), cwd=work)
     assert result.returncode == 2 and "holds a build run" in result.stderr
+
+
+def test_eval_help_lists_every_registered_dataset_format(tmp_path):
+    from gramagents.sources.datasets import known_formats
+
+    result = subprocess.run(
+        [sys.executable, "-m", "gramagents", "eval", "--help"],
+        cwd=tmp_path,
+        env={**os.environ, "COLUMNS": "400"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert {"cpg-eval", "blimp", "climp", "gramagents"} <= set(known_formats())
+    assert f"Dataset format: {', '.join(known_formats())} " in result.stdout

@@ -2,7 +2,9 @@ from pathlib import Path
 
 import pytest
 
+from gramagents.agents.base import AgentContext
 from gramagents.errors import InputError
+from gramagents.records import GenParams
 from gramagents.workflow.recipe import AgentNode, BuilderNode, load_recipe
 
 GOOD = """\
@@ -119,3 +121,31 @@ def test_builder_must_be_last(tmp_path):
 def test_missing_recipe_file():
     with pytest.raises(InputError, match="not found"):
         load_recipe("graphs/none.yaml")
+
+
+def test_every_declared_language_needs_its_prompt(tmp_path):
+    path = write(
+        tmp_path,
+        GOOD.replace("source: grammar-table\n", "source: grammar-table\nlanguages: [en, zh, fr]\n"),
+    )
+    with pytest.raises(InputError) as caught:
+        load_recipe(str(path))
+    assert caught.value.field == "nodes[0].prompt"
+    assert "for language 'fr'" in str(caught.value)
+    recipe, _ = load_recipe(str(write(tmp_path, GOOD)))
+    assert recipe.languages == ["en"]  # undeclared: the prompts are in English
+
+
+def test_an_agent_reads_the_prompt_of_its_points_language_else_the_first():
+    recipe, _ = load_recipe("cpg")
+    assert recipe.languages == ["en", "zh"]
+    context = AgentContext(
+        model=None,  # type: ignore[arg-type]  # no call is made
+        prompt="cpg/rewrite.{language}.md",
+        params=GenParams(),
+        max_reasks=0,
+        languages=tuple(recipe.languages),
+    )
+    assert context.template("zh").path.name == "rewrite.zh.md"
+    assert context.template("en").path.name == "rewrite.en.md"
+    assert context.template("ja").path.name == "rewrite.en.md"

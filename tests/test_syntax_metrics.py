@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from gramagents.recipes.syntax import tasks  # noqa: F401 - registers the syntax chain
-from gramagents.recipes.syntax.metrics import fitb_scores, lcs_length, mean_std, overall, words
+from gramagents.recipes.syntax.metrics import fitb_scores, mean_std, overall, words
 from gramagents.scoring.extract import extract
+from gramagents.scoring.overlap import lcs_length
 
 
 def test_tokens_are_nltk_words_without_punctuation_and_case():

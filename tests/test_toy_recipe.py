@@ -1,4 +1,4 @@
-"""The smallest complete recipe, added only through the public registry, runs end to end.
+"""The smallest complete recipe, added only through `gramagents.api`, runs end to end.
 
 It is the recipe `docs/adding-a-recipe.md` walks through: a reader (a word list), an agent
 (a scripted model writes plurals), the engine's dedup filter and a filter of its own, a bank
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, field_validator
 
-from gramagents import registry
+from gramagents import api
 from gramagents.agents.base import AGENTS
 from gramagents.models.scripted import ScriptedBackend
 from gramagents.records import Item, PromptParts
@@ -35,11 +35,11 @@ class Word(BaseModel):
     origin: str = "source"
 
 
-@registry.source_reader("toy-words")
-def read_words(path: Path, options: registry.ReadOptions) -> registry.SourceData:
+@api.source_reader("toy-words")
+def read_words(path: Path, options: api.ReadOptions) -> api.SourceData:
     words = [w.strip() for w in path.read_text().splitlines() if w.strip()]
     records = [Word(id=f"w{n}", text=w) for n, w in enumerate(words[: options.limit])]
-    return registry.SourceData(records=records, stats={"words": len(records)})
+    return api.SourceData(records=records, stats={"words": len(records)})
 
 
 class Plural(BaseModel):
@@ -53,11 +53,11 @@ class Plural(BaseModel):
         return value
 
 
-def plan(view: registry.BuildView, options: BaseModel) -> list[dict]:
+def plan(view: api.BuildView, options: BaseModel) -> list[dict]:
     return [{"record": w} for w in view.of_type(Word) if w.origin == "source"]
 
 
-async def pluralize(task: dict, ctx: registry.AgentContext) -> registry.AgentResult:
+async def pluralize(task: dict, ctx: api.AgentContext) -> api.AgentResult:
     word: Word = task["record"]
     template = ctx.template("en")
     result = await ctx.model.structured(
@@ -65,24 +65,24 @@ async def pluralize(task: dict, ctx: registry.AgentContext) -> registry.AgentRes
         prompt_hash=template.hash, max_reasks=ctx.max_reasks,
     )  # fmt: skip
     if result.value is None:
-        return registry.AgentResult([], "failed", failure=result.error)
+        return api.AgentResult([], "failed", failure=result.error)
     made = Word(id=f"{word.id}/pl", text=result.value.plural, origin="agent")
-    return registry.AgentResult([made], "made")
+    return api.AgentResult([made], "made")
 
 
-registry.agent(registry.AgentSpec(name="toy-pluralizer", run=pluralize, plan=plan))
+api.agent(api.AgentSpec(name="toy-pluralizer", run=pluralize, plan=plan))
 
 
 class LengthOptions(BaseModel):
     max_chars: int = 8
 
 
-async def drop_long(view, options, env) -> registry.NodeUpdate:
+async def drop_long(view, options, env) -> api.NodeUpdate:
     long = [k for k, w in view.records.items() if len(w.text) > options.max_chars]
-    return registry.NodeUpdate(removed=long, counts={"removed": len(long)})
+    return api.NodeUpdate(removed=long, counts={"removed": len(long)})
 
 
-registry.filter_node(registry.FilterSpec(name="toy-length", run=drop_long, options=LengthOptions))
+api.filter_node(api.FilterSpec(name="toy-length", run=drop_long, options=LengthOptions))
 
 
 class NoParams(BaseModel):
@@ -102,18 +102,18 @@ def build(view, tasks, options, resources) -> list[Item]:
     ]
 
 
-registry.bank_builder(
-    registry.BankBuilderSpec(
+api.bank_builder(
+    api.BankBuilderSpec(
         name="toy", build=build, task_params={"TOY-VOWEL": NoParams}, options=NoParams
     )
 )
-registry.task(
-    registry.TaskSpec(
+api.task(
+    api.TaskSpec(
         name="TOY-VOWEL", family="toy", extractor="tf", metric="acc",
-        random_baseline=registry.constant(0.5), breakdowns=("origin",),
+        random_baseline=api.constant(0.5), breakdowns=("origin",),
     )
 )  # fmt: skip
-registry.report_section(
+api.report_section(
     "toy", lambda manifest, summary: ["## Toy words", ""] if "TOY-VOWEL" in manifest.tasks else []
 )
 

@@ -12,7 +12,15 @@ from typing import Annotated, Any, TypeVar
 import typer
 from rich.console import Console
 
-from .cli_runtime import apply_threads, may_name_a_recipe_command, progress_display, standalone
+from .cli_runtime import (
+    apply_threads,
+    fail,
+    format_help,
+    may_name_a_recipe_command,
+    one_line_errors,
+    progress_display,
+    standalone,
+)
 from .errors import GramagentsError
 from .redact import redact
 
@@ -103,12 +111,6 @@ ResumeChanged = Annotated[
         "reask (set those records aside, ask them again, and record both hashes).",
     ),
 ]
-
-
-def fail(exc: GramagentsError) -> typer.Exit:
-    """Print a user error as one line on stderr (credentials masked); the exit carries its code."""
-    print(redact(f"error: {exc}"), file=sys.stderr)
-    return typer.Exit(exc.exit_code)
 
 
 def _command() -> list[str]:
@@ -202,6 +204,10 @@ def build(
     _say(f"report: {result.folder.file('report.md')}")
 
 
+FORMAT_OPTION = typer.Option("--format", help="Dataset format (`eval --help` lists them).")
+"""Its help is filled from the format registry when help is asked for (`main`)."""
+
+
 @app.command(name="eval")
 def evaluate(
     dataset: Annotated[
@@ -215,14 +221,7 @@ def evaluate(
             help="Model spec (repeatable): smollm2, hf:PATH_OR_ID, openai:MODEL[@BASE_URL].",
         ),
     ] = None,
-    fmt: Annotated[
-        str,
-        typer.Option(
-            "--format",
-            help="Dataset format: gramagents (also reads exported folders), parquet, hf, "
-            "cpg-eval, blimp, climp.",
-        ),
-    ] = "gramagents",
+    fmt: Annotated[str, FORMAT_OPTION] = "gramagents",
     answers: Annotated[
         Path | None,
         typer.Option(help="Gold answers (CSV id,answer) for items the dataset has none for."),
@@ -480,7 +479,7 @@ def add_recipe_commands() -> None:
         sys.exit(fail(exc).exit_code)
     for name, command in commands.items():
         if name not in present:
-            app.command(name=name)(command)  # type: ignore[arg-type]
+            app.command(name=name)(one_line_errors(command))  # type: ignore[arg-type]
 
 
 def main() -> None:
@@ -489,6 +488,8 @@ def main() -> None:
     from .profile.command import add_profile_command  # it builds on this module's options
 
     add_profile_command(app)
+    if "--help" in sys.argv[1:]:  # only then: listing the formats imports the recipes
+        FORMAT_OPTION.help = format_help()
     if may_name_a_recipe_command(app, sys.argv[1:]):
         add_recipe_commands()
     with command_process():

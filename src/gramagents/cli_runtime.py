@@ -5,12 +5,36 @@ Only the command line calls these; the library changes nothing process-wide by i
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import typer
 from rich.console import Console
+
+from .errors import GramagentsError
+from .redact import redact
+
+
+def fail(exc: GramagentsError) -> typer.Exit:
+    """Print a user error as one line on stderr (credentials masked); the exit carries its code."""
+    print(redact(f"error: {exc}"), file=sys.stderr)
+    return typer.Exit(exc.exit_code)
+
+
+def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """A recipe's `command` with a `GramagentsError` shown as one `error:` line."""
+
+    @functools.wraps(command)  # typer reads the options from the wrapped signature
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except GramagentsError as exc:
+            raise fail(exc) from None
+
+    return run
 
 
 def progress_display(err: Console) -> Any:
@@ -62,3 +86,11 @@ def may_name_a_recipe_command(app: typer.Typer, args: list[str]) -> bool:
     }
     builtin |= {g.name for g in app.registered_groups if g.name}
     return first is None or first not in builtin
+
+
+def format_help() -> str:
+    """`eval --format`'s help: every dataset format registered, the recipes' included."""
+    from .sources.datasets import known_formats
+
+    names = ", ".join(known_formats())
+    return f"Dataset format: {names} (gramagents also reads exported folders)."

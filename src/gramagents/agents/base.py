@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,7 +12,7 @@ from pydantic import BaseModel
 
 from ..models.model import Model
 from ..plugins import Registry
-from ..records import GenParams, GrammarPoint, Instance
+from ..records import GenParams, GrammarPoint, Instance, Provenance, SourceRef
 from ..templates import PromptTemplate, load_prompt
 from ..workflow.nodes import BuildView, NodeEnv, NodeUpdate, NoOptions
 
@@ -22,14 +23,28 @@ class AgentContext:
 
     model: Model
     prompt: str
-    """Template name; `{language}` in it becomes `zh` or `en` by the point's language."""
+    """Template name; `{language}` in it becomes the point's language (see `languages`)."""
     params: GenParams
     max_reasks: int
     options: BaseModel = field(default_factory=NoOptions)
+    languages: tuple[str, ...] = ("en",)
+    """The recipe's prompt languages; a point in another language gets the first's prompt."""
 
     def template(self, language: str) -> PromptTemplate:
         """The prompt template for a point's language."""
-        return load_prompt(self.prompt.format(language="zh" if language == "zh" else "en"))
+        chosen = language if language in self.languages else self.languages[0]
+        return load_prompt(self.prompt.format(language=chosen))
+
+    def made_by(
+        self, agent: str, template: PromptTemplate, source: list[SourceRef] | None = None
+    ) -> Provenance:
+        """The provenance of what `agent` wrote here: its name, this model, the prompt's hash."""
+        return Provenance(
+            source=list(source or []),
+            agent=agent,
+            model=self.model.label,
+            prompt_hash=template.hash,
+        )
 
 
 @dataclass
@@ -94,6 +109,22 @@ def per_instance(selects: Callable[[Instance], bool]) -> Planner:
 def points_of(view: BuildView) -> list[GrammarPoint]:
     """The grammar points of a build whose source is a list of points, in order."""
     return list(view.context.get("points", {}).values())
+
+
+def calls_to_reach(view: BuildView, kind: str, wanted: int) -> list[AgentTask]:
+    """Calls that bring every grammar point to `wanted` accepted instances of `kind`.
+
+    A point that has some already (from its source, or a resumed build) gets fewer calls;
+    each task carries the `point` and the call's `index` (a seed and a sample number).
+    """
+    have = Counter(
+        i.point_id for i in view.of_type(Instance) if i.kind == kind and i.status == "accepted"
+    )
+    return [
+        {"point": point, "index": index}
+        for point in points_of(view)
+        for index in range(max(0, wanted - have[point.id]))
+    ]
 
 
 AGENTS: Registry[AgentSpec] = Registry("agent")

@@ -41,10 +41,10 @@ from ..sources._text import load_yaml_with_lines, read_utf8
 from ..templates import PromptTemplate, load_prompt
 
 REQUIRED_FIELDS = ("id", "version", "scale", "task", "dimensions")
-JUDGE_PROMPT = "edu/judge.md"
+JUDGE_PROMPT = "judge.md"
+"""Prompt template of the rubric judge, under `prompts/` (the engine's, beside `raw.md`)."""
 REASON_CHARS = 300
 """The longest reason a judgment may give (one or two sentences)."""
-"""Prompt template of the rubric judge, under `prompts/`."""
 RESERVED_NAMES = ("total", "reason")
 """Keys of the judge's reply besides the dimensions; no dimension may be named so."""
 

@@ -37,8 +37,8 @@ from ..templates import load_prompt
 from ..versions import package_versions
 from .build_graph import AgentStage, BuildContext, FilterStage, Stage, build_graph
 from .nodes import FILTERS, BuildView, NodeEnv, file_of
-from .recipe import AgentNode, FilterNode, Recipe, load_recipe
-from .review import REVIEWS, apply_decisions, read_review
+from .recipe import AgentNode, FilterNode, Recipe, agent_prompts, load_recipe
+from .review import REVIEWS, ReviewJob, apply_decisions, read_review
 
 MAX_AGENT_CALLS_IN_FLIGHT = 256
 """Agent tasks the graph runs at once; each model bounds (API) or batches (local) them."""
@@ -102,6 +102,7 @@ def _stages(recipe: Recipe, options: BuildOptions, models: dict[str, Model]) -> 
                     model=models[_agent_model(node, recipe, options)],
                     prompt=node.prompt,
                     params=node.params.gen_params(),
+                    languages=tuple(recipe.languages),
                     max_reasks=recipe.agents.max_reasks
                     if node.max_reasks is None
                     else node.max_reasks,
@@ -359,22 +360,8 @@ def _agent_prompt_hashes(recipe: Recipe) -> dict[str, str]:
     """The hashes of the prompts the recipe's agents are asked with."""
     names: set[str] = set()
     for node in recipe.agent_nodes:
-        languages = ("zh", "en") if "{language}" in node.prompt else ("en",)
-        names |= {node.prompt.format(language=lang) for lang in languages}
+        names |= set(agent_prompts(node, recipe.languages).values())
     return {f"prompts/{n}": load_prompt(n).hash for n in sorted(names)}
-
-
-@dataclass
-class ReviewJob:
-    """What applying a review file needs."""
-
-    folder: Run
-    manifest: BuildManifest
-    recipe: Recipe
-    file: Path
-    reviewer: str
-    cache_path: Path | None = None
-    use_cache: bool = True
 
 
 def import_review(
@@ -401,7 +388,7 @@ def import_review(
             folder, manifest, recipe, Path(review_file), reviewer, cache_path, use_cache
         )
         try:
-            return spec.apply(job)  # type: ignore[no-any-return]
+            return spec.apply(job)
         except BaseException as exc:
             if folder.durable:
                 folder.settle(manifest, exc)

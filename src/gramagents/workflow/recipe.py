@@ -78,7 +78,8 @@ class AgentNode(_Strict):
     agent: str
     """Registered agent name, e.g. `instance-rewriter`."""
     prompt: str
-    """Template under `prompts/`; `{language}` becomes `zh` or `en` per grammar point."""
+    """Template under `prompts/`; `{language}` becomes the point's language, one of the
+    recipe's `languages`."""
     model: str | None = None
     params: Decoding = Decoding()
     max_reasks: int | None = Field(default=None, ge=0)
@@ -144,6 +145,9 @@ class Recipe(_Strict):
     """Registered reader of `--source`, e.g. `grammar-table` (CPG) or `grammar-items` (GEC),
     or `{reader: NAME, options: {...}}`."""
     seed: int = 1234
+    languages: list[str] = Field(default=["en"], min_length=1)
+    """The languages the agents' prompts are written in (`{language}` in a prompt's name): a
+    point in one of them gets its prompt, any other point the first's."""
     agents: AgentDefaults = AgentDefaults()
     review: ReviewSettings = ReviewSettings()
     nodes: list[Node] = Field(min_length=1)
@@ -256,28 +260,34 @@ def _check_semantics(recipe: Recipe, checker: RecipeChecker) -> None:
             raise checker.fail(("nodes", index, "name"), f"node name '{node.name}' is used twice")
         names.add(node.name)
         if isinstance(node, AgentNode):
-            _check_agent(node, index, checker)
+            _check_agent(node, index, checker, recipe.languages)
         elif isinstance(node, FilterNode):
             _check_filter(node, index, checker)
         else:
             _check_builder(node, index, checker)
 
 
-def _check_agent(node: AgentNode, index: int, checker: RecipeChecker) -> None:
+def agent_prompts(node: AgentNode, languages: list[str]) -> dict[str, str]:
+    """An agent node's prompt files by language (one, keyed "", without `{language}`)."""
+    if "{language}" not in node.prompt:
+        return {"": node.prompt}
+    return {language: node.prompt.format(language=language) for language in languages}
+
+
+def _check_agent(node: AgentNode, index: int, checker: RecipeChecker, languages: list[str]) -> None:
     spec = get_agent(node.agent)
     if spec is None:
         raise checker.fail(
             ("nodes", index, "agent"),
             f"unknown agent '{node.agent}' (known: {', '.join(known_agents())})",
         )
-    languages = ("zh", "en") if "{language}" in node.prompt else ("en",)
-    for language in languages:
+    for language, prompt in agent_prompts(node, languages).items():
         try:
-            resources.find("prompts", node.prompt.format(language=language))
-        except (GramagentsError, KeyError, IndexError):
+            resources.find("prompts", prompt)
+        except GramagentsError:
+            where = f" for language '{language}'" if language else ""
             raise checker.fail(
-                ("nodes", index, "prompt"),
-                f"prompt '{node.prompt}' not found for language '{language}'",
+                ("nodes", index, "prompt"), f"prompt '{node.prompt}' not found{where}"
             ) from None
     try:
         spec.options.model_validate(node.options)

@@ -21,7 +21,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..plugins import Registry
@@ -29,6 +29,12 @@ from ..records import CheckVerdict, GrammarPoint, Instance
 from ..runtime.rundir import write_atomic
 from ..sources import _text
 from .nodes import BuildView
+
+if TYPE_CHECKING:  # the build and the recipe import this module; a recipe's `__init__` does
+    from ..records import BuildManifest
+    from ..runtime.run import Run
+    from .build import BuildResult
+    from .recipe import Recipe, ReviewSettings
 
 COLUMNS = [
     "instance_id",
@@ -253,22 +259,39 @@ def apply_decisions(
     return applied
 
 
+@dataclass
+class ReviewJob:
+    """What applying a review file needs: the held build folder, its manifest and recipe."""
+
+    folder: Run
+    manifest: BuildManifest
+    recipe: Recipe
+    file: Path
+    reviewer: str
+    cache_path: Path | None = None
+    use_cache: bool = True
+
+
+ReviewWriter = Callable[[Path, BuildView, "ReviewSettings", int], "dict[str, Any] | None"]
+"""`write(folder, view, settings, seed) -> manifest review info` (None: no file)."""
+ReviewApplier = Callable[[ReviewJob], "BuildResult"]
+"""`apply(job) -> BuildResult`: the decisions applied, the run finished."""
+
+
 @dataclass(frozen=True)
 class ReviewSpec:
     """A kind of review file: how a build writes it and how `gramagents review` applies it."""
 
     name: str
-    write: Callable[[Path, BuildView, Any, int], dict[str, Any] | None]
-    """`write(folder, view, settings, seed) -> manifest review info` (None: no file)."""
-    apply: Callable[..., Any]
-    """`apply(job) -> BuildResult` for a `workflow.build.ReviewJob`."""
+    write: ReviewWriter
+    apply: ReviewApplier
 
 
 REVIEWS: Registry[ReviewSpec] = Registry("review kind")
 
 
 def write_instance_review(
-    folder: Path, view: BuildView, settings: Any, seed: int
+    folder: Path, view: BuildView, settings: ReviewSettings, seed: int
 ) -> dict[str, Any] | None:
     """The review file of generated sentences (kept when it exists, so decisions stay)."""
     name = f"review.{settings.format}"
@@ -279,7 +302,7 @@ def write_instance_review(
     return {"file": name, "rows": rows}
 
 
-def _apply_instance_review(job: Any) -> Any:
+def _apply_instance_review(job: ReviewJob) -> BuildResult:
     from .build import apply_instance_review
 
     return apply_instance_review(job)

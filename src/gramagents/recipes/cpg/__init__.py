@@ -6,12 +6,7 @@ and their back-checkers, the eight banks of §3.3 out; the released question fil
 answers per bank and the files read in the report.
 """
 
-from ...agents.base import agents_in
-from ...report.layouts import paper_table
-from ...report.markdown import report_files
-from ...sources import SOURCES
-from ...sources.datasets import FORMATS
-from ...tasks.registry import bank_builder_in
+from ...api import FORMATS, SOURCES, agents_in, bank_builder_in, paper_table, report_files
 from . import tasks  # noqa: F401 - the task specs every eval of a CPG bank needs
 from .report import CPG_TABLE_3, cpg_lines
 

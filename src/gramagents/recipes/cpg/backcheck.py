@@ -11,17 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field
 
-from ...agents.base import AgentContext, AgentResult, AgentSpec, AgentTask, agent, per_instance
-from ...agents.checks import judge
-from ...records import Instance
-
-
-def _has_reason(value: str) -> str:
-    if not value.strip():
-        raise ValueError("give a one-sentence reason")
-    return value.strip()
+from ...api import (
+    AgentContext,
+    AgentResult,
+    AgentSpec,
+    AgentTask,
+    Instance,
+    Reason,
+    agent,
+    judge_instance,
+    per_instance,
+)
 
 
 class InstanceVerdict(BaseModel):
@@ -29,9 +31,7 @@ class InstanceVerdict(BaseModel):
 
     contains_point: bool = Field(description="The sentence contains the grammar point.")
     natural: bool = Field(description="The sentence is grammatical and natural.")
-    reason: str = Field(description="One sentence saying why.")
-
-    _reason = field_validator("reason")(classmethod(lambda cls, v: _has_reason(v)))
+    reason: Reason = Field(description="One sentence saying why.")
 
 
 class ConfuserVerdict(BaseModel):
@@ -39,21 +39,19 @@ class ConfuserVerdict(BaseModel):
 
     point_absent: bool = Field(description="The sentence does NOT contain the grammar point.")
     natural: bool = Field(description="The sentence is grammatical and natural.")
-    reason: str = Field(description="One sentence saying why.")
-
-    _reason = field_validator("reason")(classmethod(lambda cls, v: _has_reason(v)))
+    reason: Reason = Field(description="One sentence saying why.")
 
 
 async def backcheck(task: AgentTask, ctx: AgentContext) -> AgentResult:
     """Check one generated example."""
-    return await judge(
+    return await judge_instance(
         task, ctx, "instance-backcheck", InstanceVerdict, lambda v: v.contains_point and v.natural
     )
 
 
 async def confuser_backcheck(task: AgentTask, ctx: AgentContext) -> AgentResult:
     """Check one generated confusing instance."""
-    return await judge(
+    return await judge_instance(
         task, ctx, "confuser-backcheck", ConfuserVerdict, lambda v: v.point_absent and v.natural
     )
 

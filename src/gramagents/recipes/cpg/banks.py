@@ -17,9 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ...records import GrammarPoint, Instance, Item, PromptParts
-from ...runtime.embeddings import dense
-from ...tasks.registry import BuildResources
+from ...api import BuildResources, GrammarPoint, Instance, Item, PromptParts, dense
 from .params import (
     BankParams,
     BatchFParams,

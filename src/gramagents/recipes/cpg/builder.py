@@ -4,19 +4,21 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from ...agents.base import points_of
-from ...records import Instance, Item
-from ...tasks.registry import BankBuilderSpec, BuildResources, bank_builder
-from ...workflow.nodes import BuildView
+from ... import api
 from .banks import build_banks
 from .params import TASK_PARAMS, BankParams
 
 
 def build(
-    view: BuildView, tasks: dict[str, BaseModel], options: BaseModel, resources: BuildResources
-) -> list[Item]:
+    view: api.BuildView,
+    tasks: dict[str, BaseModel],
+    options: BaseModel,
+    resources: api.BuildResources,
+) -> list[api.Item]:
     """The banks from the points and their checked instances."""
-    return build_banks(points_of(view), view.of_type(Instance), tasks, options, resources)
+    return build_banks(api.points_of(view), view.of_type(api.Instance), tasks, options, resources)
 
 
-bank_builder(BankBuilderSpec(name="cpg", build=build, task_params=TASK_PARAMS, options=BankParams))
+api.bank_builder(
+    api.BankBuilderSpec(name="cpg", build=build, task_params=TASK_PARAMS, options=BankParams)
+)

@@ -10,26 +10,13 @@ are cached apart.
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from ...agents.base import (
-    AgentContext,
-    AgentResult,
-    AgentSpec,
-    AgentTask,
-    agent,
-    normalise,
-    point_vars,
-    points_of,
-)
-from ...records import GrammarPoint, Instance, Provenance
-from ...workflow.nodes import BuildView
+from ... import api
 
 Kind = Literal["same-form", "partial-form"]
-_REPEATS = re.compile(r"(.{2,}?)\1{2,}")
 
 
 class ConfuserOptions(BaseModel):
@@ -48,59 +35,37 @@ class ConfusingInstance(BaseModel):
 
     sentence: str = Field(description="A natural sentence that does not contain the point.")
     kind: Kind = Field(description="same-form or partial-form")
-    reason: str = Field(description="One line: how it resembles the point and why it is not it.")
+    reason: api.Reason = Field(
+        description="One line: how it resembles the point and why it is not it."
+    )
 
     @field_validator("sentence")
     @classmethod
     def one_new_sentence(cls, value: str, info: ValidationInfo) -> str:
         """One line, not an example of the point, not the instructions, not a loop."""
-        text = value.strip()
-        if not text:
-            raise ValueError("the sentence is empty")
-        if "\n" in text:
-            raise ValueError("write exactly one sentence, on one line")
+        text = api.one_line(value)
         context = info.context or {}
-        if normalise(text) in {normalise(s) for s in context.get("examples", [])}:
+        if api.normalise(text) in {api.normalise(s) for s in context.get("examples", [])}:
             raise ValueError("this is one of the point's own examples; it contains the point")
-        if len(normalise(text)) >= 4 and normalise(text) in normalise(context.get("prompt", "")):
-            raise ValueError("this copies the instructions; write a new sentence")
-        if _REPEATS.search(text):
-            raise ValueError("this repeats itself; write one natural sentence")
-        return text
-
-    @field_validator("reason")
-    @classmethod
-    def has_reason(cls, value: str) -> str:
-        """The kind comes with its reason."""
-        if not value.strip():
-            raise ValueError("give a one-line reason")
-        return value.strip()
+        return api.not_copied(text, context.get("prompt", ""))
 
 
-def plan(view: BuildView, options: BaseModel) -> list[AgentTask]:
+def plan(view: api.BuildView, options: BaseModel) -> list[api.AgentTask]:
     """Enough calls per point to reach `per_point` confusing instances."""
     assert isinstance(options, ConfuserOptions)
-    have: dict[str, int] = {}
-    for instance in view.of_type(Instance):
-        if instance.kind == "confuser" and instance.status == "accepted":
-            have[instance.point_id] = have.get(instance.point_id, 0) + 1
-    return [
-        {"point": point, "index": index}
-        for point in points_of(view)
-        for index in range(max(0, options.per_point - have.get(point.id, 0)))
-    ]
+    return api.calls_to_reach(view, "confuser", options.per_point)
 
 
-async def generate(task: AgentTask, ctx: AgentContext) -> AgentResult:
+async def generate(task: api.AgentTask, ctx: api.AgentContext) -> api.AgentResult:
     """Write one confusing instance for a point (or record why none came back)."""
-    point: GrammarPoint = task["point"]
+    point: api.GrammarPoint = task["point"]
     index: int = task["index"]
     options = ctx.options
     assert isinstance(options, ConfuserOptions)
     kind = options.kinds[index % len(options.kinds)]
     template = ctx.template(point.language)
     messages = template.render(
-        {**point_vars(point), "examples": point.examples, "kind": kind, "index": index}
+        {**api.point_vars(point), "examples": point.examples, "kind": kind, "index": index}
     )
     params = ctx.params.model_copy(update={"seed": index})
     result = await ctx.model.structured(
@@ -112,16 +77,11 @@ async def generate(task: AgentTask, ctx: AgentContext) -> AgentResult:
         max_reasks=ctx.max_reasks,
         sample=index,
     )
-    provenance = Provenance(
-        source=point.source,
-        agent="confusing-instance-generator",
-        model=ctx.model.label,
-        prompt_hash=template.hash,
-    )
+    provenance = ctx.made_by("confusing-instance-generator", template, point.source)
     if result.value is None:
-        return AgentResult([], "failed", failure=result.error)
+        return api.AgentResult([], "failed", failure=result.error)
     value = result.value
-    instance = Instance(
+    instance = api.Instance(
         id=f"{point.id}/cf-gen/{index}",
         point_id=point.id,
         text=value.sentence,
@@ -130,11 +90,11 @@ async def generate(task: AgentTask, ctx: AgentContext) -> AgentResult:
         provenance=provenance,
         annotations={"confusion": value.kind, "asked_for": kind, "reason": value.reason},
     )
-    return AgentResult([instance], "generated")
+    return api.AgentResult([instance], "generated")
 
 
-agent(
-    AgentSpec(
+api.agent(
+    api.AgentSpec(
         name="confusing-instance-generator",
         run=generate,
         plan=plan,

@@ -23,7 +23,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from ...records import Item
+from ...api import Item
 from .release_parse import Question, parse, sentence_key
 
 RULES = {

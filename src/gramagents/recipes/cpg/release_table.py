@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...records import Item
+from ...api import Item
 from .release_parse import Question, parse, sentence_key
 
 

@@ -30,11 +30,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...errors import InputError
-from ...records import Item, PromptParts
-from ...sources import _text
-from ...sources.datasets import Dataset, dataset_format
-from ...sources.duplicates import RepeatedIds
+from ...api import (
+    Dataset,
+    InputError,
+    Item,
+    PromptParts,
+    RepeatedIds,
+    csv_rows,
+    dataset_format,
+    read_utf8,
+)
 from .golds import derive_golds
 from .release_parse import CODE_OPTION, LETTER_OPTION
 
@@ -97,12 +102,12 @@ def gold_for(bank: str, meta: dict[str, Any]) -> str | None:
 
 
 def _rows(path: Path, bank: str | None) -> list[Item]:
-    text = _text.read_utf8(path)
+    text = read_utf8(path)
     if not text.strip():
         raise InputError(path, "file is empty", line=1)
     needs = ("id", "question") if bank else ("id", "question", "QuestionBank")
     items = []
-    for line, row in _text.iter_csv(path, text, needs):
+    for line, row in csv_rows(path, text, needs):
         row_bank = bank or row.get("QuestionBank", "").strip()
         task = bank_of(Path(f"{row_bank}.csv")) if row_bank else None
         if task is None:

@@ -11,8 +11,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from ...records import Item
-from ...templates import load_prompt
+from ...api import Item, load_prompt
 
 FILE_NAMES = {
     "SINGLE-T": "1-1-SINGLE-T",

@@ -13,11 +13,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from ...records import RunManifest
-from ...report.layouts import Column, Layout
-from ...report.markdown import markdown_table
-from ...report.summary import Summary, Tally
-from ...runtime.rundir import iter_jsonl
+from ...api import Column, Layout, RunManifest, Summary, Tally, iter_jsonl, markdown_table
 
 CPG_TABLE_3 = Layout(
     title="CPG-EVAL Table 3 layout",

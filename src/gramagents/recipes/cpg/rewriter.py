@@ -7,23 +7,22 @@ the back-checker verifies; here the output model only holds it to being one new 
 
 from __future__ import annotations
 
-import re
-
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
-from ...agents.base import (
+from ...api import (
     AgentContext,
     AgentResult,
     AgentSpec,
     AgentTask,
+    GrammarPoint,
+    Instance,
     agent,
     normalise,
+    not_copied,
+    one_line,
     per_instance,
     point_vars,
 )
-from ...records import GrammarPoint, Instance, Provenance
-
-_REPEATS = re.compile(r"(.{2,}?)\1{2,}")
 
 
 class RewrittenSentence(BaseModel):
@@ -35,23 +34,14 @@ class RewrittenSentence(BaseModel):
     @classmethod
     def one_new_sentence(cls, value: str, info: ValidationInfo) -> str:
         """One non-empty line that is not the example itself."""
-        text = value.strip()
-        if not text:
-            raise ValueError("the sentence is empty")
-        if "\n" in text:
-            raise ValueError("write exactly one sentence, on one line")
+        text = one_line(value)
         context = info.context or {}
         original = context.get("original", "")
         if original and normalise(text) == normalise(original):
             raise ValueError("this repeats the example; write a different sentence")
         if original and len(text) > 3 * len(original) + 20:
             raise ValueError("this is far longer than the example; write one sentence")
-        instructions = normalise(context.get("prompt", "").replace(original, ""))
-        if len(normalise(text)) >= 4 and normalise(text) in instructions:
-            raise ValueError("this copies the instructions; write a new example sentence")
-        if _REPEATS.search(text):
-            raise ValueError("this repeats itself; write one natural sentence")
-        return text
+        return not_copied(text, context.get("prompt", "").replace(original, ""))
 
 
 async def rewrite(task: AgentTask, ctx: AgentContext) -> AgentResult:
@@ -86,12 +76,7 @@ async def rewrite(task: AgentTask, ctx: AgentContext) -> AgentResult:
         origin="agent",
         replaces=instance.id,
         source_text=instance.text,
-        provenance=Provenance(
-            source=instance.provenance.source,
-            agent="instance-rewriter",
-            model=ctx.model.label,
-            prompt_hash=template.hash,
-        ),
+        provenance=ctx.made_by("instance-rewriter", template, instance.provenance.source),
     )
     return AgentResult([rewritten], "rewritten")
 

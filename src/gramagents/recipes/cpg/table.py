@@ -32,11 +32,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ...errors import InputError
-from ...records import GrammarPoint, SourceRef
-from ...sources import ReadOptions, SourceData, _text, source_reader
-from ...sources.duplicates import RepeatedIds
-from ...sources.points import point_source
+from ... import api
 
 REQUIRED = ("id", "category", "level", "name")
 OPTIONAL = ("description", "examples", "confusers", "language", "group")
@@ -54,7 +50,7 @@ def read_grammar_table(
     path: str | Path,
     dropped: list[dict[str, Any]] | None = None,
     notes: list[str] | None = None,
-) -> list[GrammarPoint]:
+) -> list[api.GrammarPoint]:
     """Read a grammar-point table; the format follows the file extension.
 
     A record (or CSV row) that repeats an earlier one whole is left out and listed in
@@ -65,10 +61,10 @@ def read_grammar_table(
     suffix = path.suffix.lower()
     readers = {".jsonl": _read_jsonl, ".csv": _read_csv, ".yaml": _read_yaml, ".yml": _read_yaml}
     if suffix not in readers:
-        raise InputError(path, "unknown table format: use .jsonl, .csv, .yaml or .yml")
-    text = _text.read_utf8(path)
+        raise api.InputError(path, "unknown table format: use .jsonl, .csv, .yaml or .yml")
+    text = api.read_utf8(path)
     if not text.strip():
-        raise InputError(path, "file is empty: no grammar points", line=1)
+        raise api.InputError(path, "file is empty: no grammar points", line=1)
     found: list[dict[str, Any]] = []
     said: list[str] = []
     points = readers[suffix](path, text, found, said)
@@ -77,17 +73,19 @@ def read_grammar_table(
     if notes is not None:
         notes.extend(said)
     if not points:
-        raise InputError(path, "no grammar points found", line=1)
+        raise api.InputError(path, "no grammar points found", line=1)
     return points
 
 
 def _level(value: Any, path: Path, line: int) -> int | str:
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise InputError(path, "must be an integer or a label such as A2", line=line, field="level")
+        raise api.InputError(
+            path, "must be an integer or a label such as A2", line=line, field="level"
+        )
     if isinstance(value, str):
         value = value.strip()
         if not value:
-            raise InputError(path, "is empty", line=line, field="level")
+            raise api.InputError(path, "is empty", line=line, field="level")
         return int(value) if value.isdigit() else value
     return value
 
@@ -95,13 +93,13 @@ def _level(value: Any, path: Path, line: int) -> int | str:
 def _text_field(record: dict[str, Any], name: str, path: Path, line: int) -> str:
     value = record.get(name)
     if value is None:
-        raise InputError(path, "missing", line=line, field=name)
+        raise api.InputError(path, "missing", line=line, field=name)
     if isinstance(value, (int, float)) and not isinstance(value, bool) and name == "id":
         value = str(value)
     if not isinstance(value, str):
-        raise InputError(path, "must be a string", line=line, field=name)
+        raise api.InputError(path, "must be a string", line=line, field=name)
     if not value.strip():
-        raise InputError(path, "is empty", line=line, field=name)
+        raise api.InputError(path, "is empty", line=line, field=name)
     return value.strip()
 
 
@@ -109,9 +107,9 @@ def _name(record: dict[str, Any], path: Path, line: int) -> str:
     """A point's name; empty when the category alone names the point (`陈述句`)."""
     value = record.get("name")
     if value is None:
-        raise InputError(path, "missing", line=line, field="name")
+        raise api.InputError(path, "missing", line=line, field="name")
     if not isinstance(value, str):
-        raise InputError(path, "must be a string", line=line, field="name")
+        raise api.InputError(path, "must be a string", line=line, field="name")
     return value.strip()
 
 
@@ -122,10 +120,10 @@ def _sentences(
     if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
-        raise InputError(path, "must be a list of sentences", line=line, field=name)
+        raise api.InputError(path, "must be a list of sentences", line=line, field=name)
     cleaned = [s.strip() for s in value]
     if any(not s for s in cleaned):
-        raise InputError(path, "contains an empty sentence", line=line, field=name)
+        raise api.InputError(path, "contains an empty sentence", line=line, field=name)
     kept = list(dict.fromkeys(cleaned))
     for sentence in _repeated(cleaned):
         notes.append(f"{path}:{line}: {name}: sentence '{sentence}' is listed twice; kept once")
@@ -147,16 +145,16 @@ def _group(value: Any, path: Path, line: int) -> str | None:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise InputError(path, "must be a string", line=line, field="group")
+        raise api.InputError(path, "must be a string", line=line, field="group")
     return value.strip()
 
 
 def _point_from_record(
     record: dict[str, Any], path: Path, line: int, notes: list[str]
-) -> GrammarPoint:
+) -> api.GrammarPoint:
     unknown = sorted(set(record) - set(REQUIRED) - set(OPTIONAL))
     if unknown:
-        raise InputError(
+        raise api.InputError(
             path,
             f"unknown field (known: {', '.join(REQUIRED + OPTIONAL)})",
             line=line,
@@ -165,19 +163,21 @@ def _point_from_record(
     point_id = _text_field(record, "id", path, line)
     category = _text_field(record, "category", path, line)
     if "level" not in record:
-        raise InputError(path, "missing", line=line, field="level")
+        raise api.InputError(path, "missing", line=line, field="level")
     level = _level(record["level"], path, line)
     name = _name(record, path, line)
     examples = _sentences(record, "examples", path, line, notes)
     if not examples:
-        raise InputError(path, "needs at least one example sentence", line=line, field="examples")
+        raise api.InputError(
+            path, "needs at least one example sentence", line=line, field="examples"
+        )
     confusers = _sentences(record, "confusers", path, line, notes)
     language = record.get("language") or detect_language([name, *examples])
     if not isinstance(language, str):
-        raise InputError(
+        raise api.InputError(
             path, "must be a language code such as zh or en", line=line, field="language"
         )
-    return GrammarPoint(
+    return api.GrammarPoint(
         id=point_id,
         category=category,
         group=_group(record["group"], path, line) if "group" in record else None,
@@ -187,50 +187,52 @@ def _point_from_record(
         language=language,
         examples=examples,
         confusers=confusers,
-        source=[SourceRef(path=str(path), line=line)],
+        source=[api.SourceRef(path=str(path), line=line)],
     )
 
 
 def _read_jsonl(
     path: Path, text: str, dropped: list[dict[str, Any]], notes: list[str]
-) -> list[GrammarPoint]:
+) -> list[api.GrammarPoint]:
     points = [
-        _point_from_record(obj, path, line, notes) for line, obj in _text.iter_jsonl(path, text)
+        _point_from_record(obj, path, line, notes) for line, obj in api.jsonl_rows(path, text)
     ]
-    return _text.unique_points(points, path, dropped)
+    return api.unique_points(points, path, dropped)
 
 
 def _read_yaml(
     path: Path, text: str, dropped: list[dict[str, Any]], notes: list[str]
-) -> list[GrammarPoint]:
-    data, lines = _text.load_yaml_with_lines(path, text)
+) -> list[api.GrammarPoint]:
+    data, lines = api.load_yaml_with_lines(path, text)
     if isinstance(data, dict) and set(data) == {"points"}:
         data = data["points"]
     if data is None:
-        raise InputError(path, "file is empty: no grammar points", line=1)
+        raise api.InputError(path, "file is empty: no grammar points", line=1)
     if not isinstance(data, list):
-        raise InputError(path, "expected a list of grammar points (or a 'points:' list)", line=1)
+        raise api.InputError(
+            path, "expected a list of grammar points (or a 'points:' list)", line=1
+        )
     points = []
     for index, record in enumerate(data):
         if not isinstance(record, dict):
-            raise InputError(path, f"entry {index + 1} is not a mapping", line=None)
+            raise api.InputError(path, f"entry {index + 1} is not a mapping", line=None)
         points.append(_point_from_record(record, path, lines.get(id(record), 1), notes))
-    return _text.unique_points(points, path, dropped)
+    return api.unique_points(points, path, dropped)
 
 
 def _read_csv(
     path: Path, text: str, dropped: list[dict[str, Any]], notes: list[str]
-) -> list[GrammarPoint]:
+) -> list[api.GrammarPoint]:
     by_id: dict[str, dict[str, Any]] = {}
-    rows = RepeatedIds("sentence")
-    for line, row in _text.iter_csv(path, text, CSV_REQUIRED):
+    rows = api.RepeatedIds("sentence")
+    for line, row in api.csv_rows(path, text, CSV_REQUIRED):
         point_id = _text_field(row, "id", path, line)
         sentence = _text_field(row, "sentence", path, line)
         if not rows.admit(f"{point_id}: {sentence}", row, path, line, field="sentence"):
             continue  # the same row twice
         kind = (row.get("kind") or "example").strip().lower()
         if kind not in ("example", "confuser"):
-            raise InputError(
+            raise api.InputError(
                 path, f"must be 'example' or 'confuser', not '{kind}'", line=line, field="kind"
             )
         header = {
@@ -255,7 +257,7 @@ def _read_csv(
                 if key == "description" and not value:
                     continue
                 if entry["header"][key] != value:
-                    raise InputError(
+                    raise api.InputError(
                         path,
                         f"point '{point_id}' was given a different {key} on line {entry['line']}",
                         line=line,
@@ -268,14 +270,14 @@ def _read_csv(
     return [_csv_point(point_id, entry, path) for point_id, entry in by_id.items()]
 
 
-def _csv_point(point_id: str, entry: dict[str, Any], path: Path) -> GrammarPoint:
+def _csv_point(point_id: str, entry: dict[str, Any], path: Path) -> api.GrammarPoint:
     """The point that a CSV table's rows of one id describe."""
     if not entry["examples"]:
-        raise InputError(
+        raise api.InputError(
             path, f"point '{point_id}' has no example rows", line=entry["line"], field="kind"
         )
     header = entry["header"]
-    return GrammarPoint(
+    return api.GrammarPoint(
         id=point_id,
         category=header["category"],
         group=header["group"],
@@ -285,16 +287,16 @@ def _csv_point(point_id: str, entry: dict[str, Any], path: Path) -> GrammarPoint
         language=entry["language"] or detect_language([header["name"], *entry["examples"]]),
         examples=entry["examples"],
         confusers=entry["confusers"],
-        source=[SourceRef(path=str(path), line=n) for n in entry["lines"]],
+        source=[api.SourceRef(path=str(path), line=n) for n in entry["lines"]],
     )
 
 
-@source_reader("grammar-table")
-def grammar_table_source(path: Path, options: ReadOptions) -> SourceData:
+@api.source_reader("grammar-table")
+def grammar_table_source(path: Path, options: api.ReadOptions) -> api.SourceData:
     """The build source: the points of `path`, one instance per sentence."""
     dropped: list[dict[str, Any]] = []
     notes: list[str] = []
-    data = point_source(read_grammar_table(path, dropped, notes), options)
+    data = api.point_source(read_grammar_table(path, dropped, notes), options)
     data.duplicates = dropped
     data.warnings = notes
     return data

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ...records import GenParams, Item
-from ...tasks.registry import TaskSpec, constant, task
+from ...api import GenParams, Item, TaskSpec, constant, task
 
 FAMILY = "cpg"
 

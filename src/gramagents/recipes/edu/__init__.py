@@ -5,12 +5,15 @@ and level router, the calibration and anomaly filters, and zero- and few-shot ba
 items reviewed as a whole (`edu-items` review files); the paper's Tables 2-5 in the report.
 """
 
-from ...agents.base import agents_in
-from ...report.markdown import report_section
-from ...sources import SOURCES
-from ...tasks.registry import bank_builder_in
-from ...workflow.nodes import FILTERS, record_file
-from ...workflow.review import REVIEWS
+from ...api import (
+    FILTERS,
+    REVIEWS,
+    SOURCES,
+    agents_in,
+    bank_builder_in,
+    record_file,
+    report_section,
+)
 from . import tasks  # noqa: F401 - the task specs every eval of an EduEval bank needs
 from .report import edu_sections
 from .sources import EduItem

@@ -18,11 +18,19 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...agents.base import AgentContext, AgentResult, AgentSpec, AgentTask, agent
-from ...records import GenParams
-from ...templates import load_prompt
-from ...workflow.filters import cross_validated_labels
-from ...workflow.nodes import BuildView, NodeEnv, NodeUpdate
+from ...api import (
+    AgentContext,
+    AgentResult,
+    AgentSpec,
+    AgentTask,
+    BuildView,
+    GenParams,
+    NodeEnv,
+    NodeUpdate,
+    agent,
+    cross_validated_labels,
+    load_prompt,
+)
 from .sources import EduItem, Unparsed, from_agent
 
 OBJECTIVE = {"mc"}

@@ -10,9 +10,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...records import Item, PromptParts
-from ...tasks.registry import BankBuilderSpec, BuildResources, bank_builder
-from ...workflow.nodes import BuildView
+from ...api import (
+    BankBuilderSpec,
+    BuildResources,
+    BuildView,
+    Item,
+    PromptParts,
+    bank_builder,
+    find_resource,
+)
 from .filters import mc_vars
 from .sources import EduItem
 
@@ -82,17 +88,15 @@ def written_shots(shape: str) -> list[EduItem]:
     A JSONL file, one example a line, with the release's fields of the task and `answer`
     (the example output), as the EduEval code's few-shot files have them.
     """
-    from ... import resources
-    from ...errors import GramagentsError, InputError
-    from ...sources._text import iter_jsonl, read_utf8
+    from ...api import GramagentsError, InputError, jsonl_rows, read_utf8
     from .fields import other_fields
 
     try:
-        path = resources.find("prompts", f"edu/examples/{shape}.jsonl")
+        path = find_resource("prompts", f"edu/examples/{shape}.jsonl")
     except GramagentsError:
         return []
     examples = []
-    for line, record in iter_jsonl(path, read_utf8(path)):
+    for line, record in jsonl_rows(path, read_utf8(path)):
         grade, subject = record.get("grade"), record.get("subject")
         fields = other_fields(record, shape, [], None if grade is None else str(grade), subject)
         answer = record.get("answer")

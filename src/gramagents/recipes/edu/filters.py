@@ -14,9 +14,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...records import ChatRequest, GenParams
-from ...templates import PromptTemplate, load_prompt
-from ...workflow.nodes import BuildView, FilterSpec, NodeEnv, NodeUpdate, filter_node
+from ...api import (
+    BuildView,
+    ChatRequest,
+    FilterSpec,
+    GenParams,
+    NodeEnv,
+    NodeUpdate,
+    PromptTemplate,
+    filter_node,
+    load_prompt,
+)
 from .agents import OBJECTIVE
 from .sources import EduItem
 

@@ -12,6 +12,8 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from ...api import lcs_overlap
+
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 # The extraction chain, first match wins: each rule names itself in the result.
@@ -134,28 +136,11 @@ def _tokens(text: str, chinese: bool) -> list[str]:
     return text.lower().split()
 
 
-def _lcs(a: Sequence[str], b: Sequence[str]) -> int:
-    if not a or not b:
-        return 0
-    previous = [0] * (len(b) + 1)
-    for x in a:
-        current = [0]
-        for j, y in enumerate(b, start=1):
-            current.append(previous[j - 1] + 1 if x == y else max(previous[j], current[j - 1]))
-        previous = current
-    return previous[-1]
-
-
 def rouge_l(candidate: str, reference: str, chinese: bool | None = None) -> Rouge:
     """ROUGE-L on the longest common subsequence; characters for Chinese, words otherwise."""
     if chinese is None:
         chinese = is_chinese(reference) or is_chinese(candidate)
-    a, b = _tokens(candidate, chinese), _tokens(reference, chinese)
-    common = _lcs(a, b)
-    if common == 0:
-        return Rouge(0.0, 0.0, 0.0)
-    p, r = common / len(a), common / len(b)
-    return Rouge(p, r, 2 * p * r / (p + r))
+    return Rouge(*lcs_overlap(_tokens(candidate, chinese), _tokens(reference, chinese)))
 
 
 def rmse(predicted: Sequence[float], gold: Sequence[float]) -> float:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...errors import InputError
-from ...sources import ReadOptions, SourceData, source_reader
+from ...api import InputError, ReadOptions, SourceData, source_reader
 from .sources import read_edueval
 
 

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...records import RunManifest
-from ...report.markdown import markdown_table
-from ...report.summary import Summary, Tally
+from ...api import RunManifest, Summary, Tally, markdown_table
 from .taxonomy import level, levels
 
 SETTINGS = (("zero-shot", "", "Tables 2-3"), ("three-shot", "-3SHOT", "Tables 4-5"))

@@ -13,16 +13,23 @@ import io
 import random
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...errors import InputError
-from ...records import Item
-from ...runtime.rundir import write_atomic
-from ...sources import _text
-from ...sources.datasets import read_dataset
-from ...workflow.nodes import BuildView
-from ...workflow.review import REVIEWS, ReviewSpec
+from ...api import (
+    REVIEWS,
+    BuildView,
+    InputError,
+    Item,
+    ReviewSpec,
+    csv_rows,
+    read_dataset,
+    read_utf8,
+    write_atomic,
+)
 from .sources import EduItem
+
+if TYPE_CHECKING:
+    from ...api import BuildResult, ReviewJob, ReviewSettings
 
 COLUMNS = [
     "item_id",
@@ -60,7 +67,7 @@ def review_rows(view: BuildView, seed: int, sample: int) -> list[dict[str, str]]
 
 
 def write_item_review(
-    folder: Path, view: BuildView, settings: Any, seed: int
+    folder: Path, view: BuildView, settings: ReviewSettings, seed: int
 ) -> dict[str, Any] | None:
     """`review.csv`: one row per item to look at."""
     rows = review_rows(view, seed, settings.sample)
@@ -74,9 +81,9 @@ def write_item_review(
 
 def read_decisions(review: Path) -> dict[str, dict[str, str]]:
     """Rows with a decision, by item id; a bad decision is one error naming line and field."""
-    text = _text.read_utf8(review)
+    text = read_utf8(review)
     decisions: dict[str, dict[str, str]] = {}
-    for line, row in _text.iter_csv(review, text, ("item_id", "decision")):
+    for line, row in csv_rows(review, text, ("item_id", "decision")):
         decision = (row.get("decision") or "").strip().lower()
         if decision not in ("", "accept", "reject", "edit"):
             raise InputError(
@@ -123,12 +130,12 @@ def apply_item_decisions(
     return kept, dict(counts)
 
 
-def apply_item_review(job: Any) -> Any:
+def apply_item_review(job: ReviewJob) -> BuildResult:
     """Apply a reviewer's decisions to the dataset of an EduEval build.
 
     The run is then finished as a build is (report, manifest, viewer).
     """
-    from ...workflow.build import BuildResult
+    from ...api import BuildResult
 
     decisions = read_decisions(job.file)
     path = job.folder.file("dataset.jsonl")

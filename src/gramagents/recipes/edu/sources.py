@@ -37,9 +37,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ...errors import InputError
-from ...sources._text import parse_json_line, read_utf8
-from ...sources.duplicates import RepeatedIds
+from ...api import InputError, RepeatedIds, parse_json_line, read_utf8
 from .fields import (
     DIFFICULTY_FIELDS,
     GRADE,

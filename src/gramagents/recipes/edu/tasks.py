@@ -24,13 +24,24 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ...records import GenParams
-from ...scoring.choice import offers_alternatives
-from ...scoring.extract import CONFLICT, HEDGE, Extraction, Invalid, chain
-from ...scoring.metrics import ItemScore, metric
-from ...scoring.normalise import nfkc
-from ...scoring.options import disagrees, quoted_options
-from ...tasks.registry import Aggregate, TaskSpec, constant, task
+from ...api import (
+    CONFLICT,
+    HEDGE,
+    Aggregate,
+    Extraction,
+    GenParams,
+    Invalid,
+    ItemScore,
+    TaskSpec,
+    chain,
+    constant,
+    disagrees,
+    metric,
+    nfkc,
+    offers_alternatives,
+    quoted_options,
+    task,
+)
 
 FAMILY = "edu"
 SHOTS = (0, 3)
@@ -129,7 +140,7 @@ def aggregate_essay(records: list[dict[str, Any]]) -> Aggregate:
 
     An answer without a score in range counts as 0.
     """
-    from ...judging.statistics import pearson, quadratic_kappa
+    from ...api import pearson, quadratic_kappa
     from .metrics import rmse
 
     gold = [float(r["gold"]) for r in records]

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from ...errors import GramagentsError
+from ...api import GramagentsError
 
 DATA = Path(__file__).with_name("taxonomy.yaml")
 

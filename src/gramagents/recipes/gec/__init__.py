@@ -5,13 +5,7 @@ back-checker, the GEC banks with M2 files per item out; corrections scored in M2
 metric, `gramagents m2`), the paper's Tables 3, 4 and 6 in the report.
 """
 
-from ...agents.base import agents_in
-from ...plugins import COMMANDS
-from ...report.markdown import report_section
-from ...scoring.extract import CHAINS
-from ...scoring.metrics import METRICS
-from ...sources import SOURCES
-from ...tasks.registry import bank_builder_in
+from ...api import CHAINS, COMMANDS, METRICS, SOURCES, agents_in, bank_builder_in, report_section
 from . import tasks  # noqa: F401 - the task specs every eval of a GEC bank needs
 from .report import gec_sections
 

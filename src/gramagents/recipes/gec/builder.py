@@ -7,10 +7,15 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ...agents.base import points_of
-from ...records import Instance, Item
-from ...tasks.registry import BankBuilderSpec, BuildResources, bank_builder
-from ...workflow.nodes import BuildView
+from ...api import (
+    BankBuilderSpec,
+    BuildResources,
+    BuildView,
+    Instance,
+    Item,
+    bank_builder,
+    points_of,
+)
 from .banks import GEC_PARAMS, GecBankParams, build_gec_banks, write_m2_files
 
 

@@ -1,4 +1,7 @@
-"""`gramagents m2`: score an M2 hypothesis as `errant_compare` does (registered by the recipe)."""
+"""`gramagents m2`: score an M2 hypothesis as `errant_compare` does (registered by the recipe).
+
+A `GramagentsError` it raises is shown by the command line as its one `error:` line.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +10,7 @@ from typing import Annotated
 
 import typer
 
-from ...cli import fail
-from ...errors import GramagentsError
-from ...plugins import COMMANDS
+from ...api import COMMANDS
 
 
 def m2(
@@ -24,16 +25,13 @@ def m2(
     beta: Annotated[float, typer.Option(help="F-score beta.")] = 0.5,
 ) -> None:
     """Score an M2 hypothesis against M2 references, as `errant_compare` does."""
-    from ...errors import InputError
+    from ...api import InputError
     from .m2 import only_annotators, prf, read_m2_file, score_corpus
 
-    try:
-        hypotheses = read_m2_file(hyp)
-        references = read_m2_file(ref)
-        if len(hypotheses) != len(references):
-            raise InputError(hyp, f"{len(hypotheses)} sentences, but {ref} has {len(references)}")
-    except GramagentsError as exc:
-        raise fail(exc) from None
+    hypotheses = read_m2_file(hyp)
+    references = read_m2_file(ref)
+    if len(hypotheses) != len(references):
+        raise InputError(hyp, f"{len(hypotheses)} sentences, but {ref} has {len(references)}")
     ref_edits = only_annotators(references, {0}) if single_ref else [s.edits for s in references]
     counts = score_corpus([s.edits for s in hypotheses], ref_edits, beta)
     p, r, f = prf(counts, beta)

@@ -23,11 +23,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...errors import InputError
-from ...records import GrammarPoint, MinimalPair, SourceRef
-from ...sources import ReadOptions, SourceData, _text, source_reader
-from ...sources.duplicates import RepeatedIds
-from ...sources.points import point_source
+from ...api import (
+    GrammarPoint,
+    InputError,
+    MinimalPair,
+    ReadOptions,
+    RepeatedIds,
+    SourceData,
+    SourceRef,
+    csv_rows,
+    jsonl_rows,
+    load_yaml_with_lines,
+    point_source,
+    read_utf8,
+    source_reader,
+    unique_points,
+)
 
 LEVELS = ("A1", "A2", "B1", "B2", "C1", "C2")
 REQUIRED = ("id", "level", "name")
@@ -47,7 +58,7 @@ def read_grammar_items(
     suffix = path.suffix.lower()
     if suffix not in (".jsonl", ".csv", ".yaml", ".yml"):
         raise InputError(path, "unknown list format: use .jsonl, .csv, .yaml or .yml")
-    text = _text.read_utf8(path)
+    text = read_utf8(path)
     if not text.strip():
         raise InputError(path, "file is empty: no grammar items", line=1)
     found: list[dict[str, Any]] = []
@@ -55,9 +66,9 @@ def read_grammar_items(
         items = _from_csv(path, text, found)
     else:
         if suffix == ".jsonl":
-            records = list(_text.iter_jsonl(path, text))
+            records = list(jsonl_rows(path, text))
         else:
-            data, lines = _text.load_yaml_with_lines(path, text)
+            data, lines = load_yaml_with_lines(path, text)
             if isinstance(data, dict) and set(data) == {"items"}:
                 data = data["items"]
             if not isinstance(data, list):
@@ -68,7 +79,7 @@ def read_grammar_items(
         items = [_item(path, line, record) for line, record in records]
     if not items:
         raise InputError(path, "no grammar items found", line=1)
-    items = _text.unique_points(items, path, found) if suffix != ".csv" else items
+    items = unique_points(items, path, found) if suffix != ".csv" else items
     if dropped is not None:
         dropped.extend(found)
     return items
@@ -157,7 +168,7 @@ def _item(path: Path, line: int, record: dict[str, Any]) -> GrammarPoint:
 def _from_csv(path: Path, text: str, dropped: list[dict[str, Any]]) -> list[GrammarPoint]:
     items: dict[str, GrammarPoint] = {}
     rows = RepeatedIds("row")
-    for line, row in _text.iter_csv(path, text, REQUIRED):
+    for line, row in csv_rows(path, text, REQUIRED):
         item_id = _text_field(row, "id", path, line)
         wrong = (row.get("ungrammatical") or "").strip()
         key = f"{item_id}: {wrong}" if wrong else item_id

@@ -196,8 +196,7 @@ def best_counts(
 
 def read_m2_file(path: Path) -> list[M2Sentence]:
     """An M2 file from disk; a malformed one is one clear error."""
-    from ...errors import InputError
-    from ...sources._text import read_utf8
+    from ...api import InputError, read_utf8
 
     text = read_utf8(path)
     if not text.strip():

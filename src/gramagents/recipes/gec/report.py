@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from ...records import RunManifest
-from ...report.markdown import markdown_table
-from ...report.summary import Summary
+from ...api import RunManifest, Summary, markdown_table
 
 PROMPTS = (("GEC-BASELINE", "Baseline"), ("GEC-GUIDED", "Grammar-item-guided"))
 

@@ -15,9 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ...scoring.extract import Extraction, Meta, chain
-from ...scoring.metrics import ItemScore, metric
-from ...scoring.normalise import nfkc
+from ...api import Extraction, ItemScore, Meta, chain, metric, nfkc
 from .m2 import Counts, M2Edit, by_annotator, compare, prf
 
 _LABEL = re.compile(

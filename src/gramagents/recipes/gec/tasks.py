@@ -18,8 +18,7 @@ items (Table 3); per-item recall (Table 4); targeted recall with the Step 2 refe
 
 from __future__ import annotations
 
-from ...records import GenParams
-from ...tasks.registry import TaskSpec, constant, task
+from ...api import GenParams, TaskSpec, constant, task
 from .aggregate import aggregate_m2
 
 FAMILY = "gec"

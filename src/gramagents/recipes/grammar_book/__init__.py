@@ -8,16 +8,19 @@ over seeds and numbers of options, and translation), with the report's Table 3, 
 Figure 2.
 """
 
-from ...agents.base import agents_in
-from ...report.build import BUILD_SECTIONS
-from ...report.charts import CHARTS
-from ...report.markdown import report_files
-from ...scoring.extract import CHAINS
-from ...scoring.metrics import METRICS
-from ...sources import SOURCES
-from ...tasks.registry import bank_builder_in
-from ...workflow.nodes import FILTERS, record_file
-from ...workflow.review import REVIEWS
+from ...api import (
+    BUILD_SECTIONS,
+    CHAINS,
+    CHARTS,
+    FILTERS,
+    METRICS,
+    REVIEWS,
+    SOURCES,
+    agents_in,
+    bank_builder_in,
+    record_file,
+    report_files,
+)
 from . import tasks  # noqa: F401 - the task specs every eval of a grammar-book bank needs
 from .records import BookSection, BookWindow, PointCheck
 from .report import grammar_book_section

@@ -23,8 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ...extras import require
-from ...workflow.nodes import BuildView, FilterSpec, NodeEnv, NodeUpdate, filter_node
+from ...api import BuildView, FilterSpec, NodeEnv, NodeUpdate, filter_node, require
 from .headings import HeadingVerdict, Vocabulary, heading_verdict
 from .records import BookSection, BookWindow
 

@@ -30,9 +30,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ...records import GrammarPoint, Instance, Item, PromptParts
-from ...tasks.registry import BuildResources
-from ...workflow.nodes import BuildView
+from ...api import BuildResources, BuildView, GrammarPoint, Instance, Item, PromptParts
 from .distractors import Owners
 from .records import PointCheck, book_language
 from .sets import GENERATED, TranslationSet, read_set

@@ -18,11 +18,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ...records import Instance, RunManifest
-from ...report.build import build_report_section
-from ...report.markdown import markdown_table
-from ...runtime.rundir import iter_jsonl
-from ...workflow.nodes import BuildView
+from ...api import (
+    BuildView,
+    Instance,
+    RunManifest,
+    build_report_section,
+    iter_jsonl,
+    markdown_table,
+)
 from .forge import BACKCHECK
 from .records import BookSection, PointCheck
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...records import Instance, Item
-from ...tasks.registry import BankBuilderSpec, bank_builder
-from ...workflow.nodes import BuildView
+from ...api import BankBuilderSpec, BuildView, Instance, Item, bank_builder
 from .banks import TASK_PARAMS, BankOptions, build_banks
 from .book_report import backcheck_summary
 

@@ -14,8 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ...agents.base import AgentContext, AgentResult, AgentSpec, AgentTask, agent
-from ...workflow.nodes import BuildView
+from ...api import AgentContext, AgentResult, AgentSpec, AgentTask, BuildView, agent
 from .records import BookSection, book_language
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from statistics import mean, pstdev
 from typing import Any
 
-from ...runtime.rundir import write_atomic
+from ...api import write_atomic
 
 ENV = "GRAMAGENTS_COMET_MODEL"
 
@@ -88,7 +88,7 @@ def comet_scores(
 
 def translation_rows(scores_file: Path) -> dict[tuple[str, str], list[dict[str, Any]]]:
     """The translations of an eval run's `scores.jsonl`, per (model, direction)."""
-    from ...runtime.rundir import iter_jsonl
+    from ...api import iter_jsonl
 
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for record in iter_jsonl(scores_file):

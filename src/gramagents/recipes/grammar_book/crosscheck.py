@@ -18,9 +18,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...agents.base import AgentContext, AgentResult, AgentSpec, AgentTask, agent, point_vars
-from ...records import GrammarPoint, Instance
-from ...workflow.nodes import BuildView
+from ...api import (
+    AgentContext,
+    AgentResult,
+    AgentSpec,
+    AgentTask,
+    BuildView,
+    GrammarPoint,
+    Instance,
+    agent,
+    point_vars,
+)
 from .forge import BACKCHECK, SentenceVerdict
 from .records import PointCheck, book_language
 

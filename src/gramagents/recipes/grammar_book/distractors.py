@@ -23,8 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
 
-from ...agents.base import normalise
-from ...records import Instance
+from ...api import Instance, normalise
 from .records import PointCheck
 
 T = TypeVar("T", bound=Hashable)

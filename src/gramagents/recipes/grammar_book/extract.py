@@ -15,9 +15,20 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
-from ...agents.base import AgentContext, AgentResult, AgentSpec, AgentTask, agent, normalise
-from ...workflow.filters import near_duplicates
-from ...workflow.nodes import BuildView, FilterSpec, NodeEnv, NodeUpdate, filter_node
+from ...api import (
+    AgentContext,
+    AgentResult,
+    AgentSpec,
+    AgentTask,
+    BuildView,
+    FilterSpec,
+    NodeEnv,
+    NodeUpdate,
+    agent,
+    filter_node,
+    near_duplicates,
+    normalise,
+)
 from .records import BookPoint, BookWindow, book_language
 
 

@@ -19,10 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from ...agents.base import AgentContext, AgentResult, AgentSpec, AgentTask, agent, normalise
-from ...agents.checks import judge
-from ...records import GrammarPoint, Instance, Provenance
-from ...workflow.nodes import BuildView
+from ... import api
 from .records import book_language
 
 BACKCHECK = "sentence-backcheck"
@@ -54,26 +51,28 @@ class SentenceVerdict(BaseModel):
         return value.strip()
 
 
-def _sentence_tasks(view: BuildView, keep: Callable[[Instance], bool]) -> list[AgentTask]:
+def _sentence_tasks(
+    view: api.BuildView, keep: Callable[[api.Instance], bool]
+) -> list[api.AgentTask]:
     """One task per accepted sentence of a known point that `keep` takes."""
-    points = {p.id: p for p in view.of_type(GrammarPoint)}
+    points = {p.id: p for p in view.of_type(api.GrammarPoint)}
     language = book_language(view.context)
     return [
         {"instance": i, "point": points[i.point_id], "language": language}
-        for i in view.of_type(Instance)
+        for i in view.of_type(api.Instance)
         if i.kind == "example" and i.status == "accepted" and i.point_id in points and keep(i)
     ]
 
 
-def _checkable(view: BuildView, options: BaseModel) -> list[AgentTask]:
+def _checkable(view: api.BuildView, options: BaseModel) -> list[api.AgentTask]:
     return _sentence_tasks(view, lambda i: i.origin == "agent")
 
 
-async def backcheck(task: AgentTask, ctx: AgentContext) -> AgentResult:
+async def backcheck(task: api.AgentTask, ctx: api.AgentContext) -> api.AgentResult:
     """Judge one sentence pair."""
-    instance: Instance = task["instance"]
+    instance: api.Instance = task["instance"]
     options: Any = ctx.options
-    return await judge(
+    return await api.judge_instance(
         task,
         ctx,
         BACKCHECK,
@@ -88,8 +87,8 @@ async def backcheck(task: AgentTask, ctx: AgentContext) -> AgentResult:
     )
 
 
-agent(
-    AgentSpec(
+api.agent(
+    api.AgentSpec(
         name=BACKCHECK,
         run=backcheck,
         plan=_checkable,
@@ -148,7 +147,7 @@ class Twin(BaseModel):
         if sentence is None:
             return text
         place = difference(sentence, text)
-        if place is None or normalise(text) == normalise(sentence):
+        if place is None or api.normalise(text) == api.normalise(sentence):
             raise ValueError("the sentence is unchanged; change the targeted structure")
         most = context.get("max_changed_words", 3)
         spread = max(len(place[0]), len(place[1]))
@@ -160,16 +159,38 @@ class Twin(BaseModel):
         return text
 
 
-def _twinnable(view: BuildView, options: BaseModel) -> list[AgentTask]:
+def _twinnable(view: api.BuildView, options: BaseModel) -> list[api.AgentTask]:
     return _sentence_tasks(
         view, lambda i: any(c.check == BACKCHECK and c.passed for c in i.provenance.checks)
     )
 
 
-async def make_twin(task: AgentTask, ctx: AgentContext) -> AgentResult:
+def twin_record(instance: api.Instance, twin: Twin, provenance: api.Provenance) -> api.Instance:
+    """The pair of `instance` (the correction) and its ungrammatical twin, with their difference."""
+    place = difference(instance.text, twin.ungrammatical)
+    old, new = place if place is not None else ([], [])
+    return api.Instance(
+        id=f"{instance.id}/twin",
+        point_id=instance.point_id,
+        text=twin.ungrammatical,
+        kind="pair",
+        origin="agent",
+        annotations={
+            "correction": instance.text,
+            "alternatives": [],
+            "sentence_id": instance.id,
+            "english": instance.annotations.get("english", ""),
+            "change": twin.change,
+            "difference": {"sentence": " ".join(old), "twin": " ".join(new)},
+        },
+        provenance=provenance,
+    )
+
+
+async def make_twin(task: api.AgentTask, ctx: api.AgentContext) -> api.AgentResult:
     """The ungrammatical twin of one accepted sentence."""
-    instance: Instance = task["instance"]
-    point: GrammarPoint = task["point"]
+    instance: api.Instance = task["instance"]
+    point: api.GrammarPoint = task["point"]
     options: Any = ctx.options
     template = ctx.template("en")
     result = await ctx.model.structured(
@@ -189,32 +210,14 @@ async def make_twin(task: AgentTask, ctx: AgentContext) -> AgentResult:
         max_reasks=ctx.max_reasks,
     )
     if result.value is None:
-        return AgentResult([], "failed", failure=result.error)
-    place = difference(instance.text, result.value.ungrammatical)
-    old, new = place if place is not None else ([], [])
-    twin = Instance(
-        id=f"{instance.id}/twin",
-        point_id=instance.point_id,
-        text=result.value.ungrammatical,
-        kind="pair",
-        origin="agent",
-        annotations={
-            "correction": instance.text,
-            "alternatives": [],
-            "sentence_id": instance.id,
-            "english": instance.annotations.get("english", ""),
-            "change": result.value.change,
-            "difference": {"sentence": " ".join(old), "twin": " ".join(new)},
-        },
-        provenance=Provenance(
-            agent="minimal-pair-maker", model=ctx.model.label, prompt_hash=template.hash
-        ),
+        return api.AgentResult([], "failed", failure=result.error)
+    return api.AgentResult(
+        [twin_record(instance, result.value, ctx.made_by("minimal-pair-maker", template))], "made"
     )
-    return AgentResult([twin], "made")
 
 
-agent(
-    AgentSpec(
+api.agent(
+    api.AgentSpec(
         name="minimal-pair-maker",
         run=make_twin,
         plan=_twinnable,

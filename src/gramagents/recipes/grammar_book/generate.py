@@ -15,9 +15,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
-from ...agents.base import AgentContext, AgentResult, AgentSpec, AgentTask, agent, normalise
-from ...records import Instance, Provenance
-from ...workflow.nodes import BuildView
+from ...api import (
+    AgentContext,
+    AgentResult,
+    AgentSpec,
+    AgentTask,
+    BuildView,
+    Instance,
+    agent,
+    normalise,
+)
 from .records import BookPoint, book_language
 
 _REPEATS = re.compile(r"(.{3,}?)\1{2,}")
@@ -118,9 +125,7 @@ async def generate_pair(task: AgentTask, ctx: AgentContext) -> AgentResult:
         kind="example",
         origin="agent",
         annotations={"english": pair.english},
-        provenance=Provenance(
-            agent="sentence-pair-generator", model=ctx.model.label, prompt_hash=template.hash
-        ),
+        provenance=ctx.made_by("sentence-pair-generator", template),
     )
     return AgentResult([instance], "generated")
 

@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...errors import InputError
-from ...extras import require
+from ...api import InputError, require
 from .ocr import OcrEngine
 from .outline import Heading, Outline, Paragraph, Table
 from .text import plain_heading

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...runtime.rundir import write_atomic
+from ...api import write_atomic
 
 
 def degradation_chart(rows: list[dict[str, Any]]) -> Any:

@@ -9,9 +9,7 @@ renders it to `grammar-book/radar.svg`.
 
 from __future__ import annotations
 
-from ...records import RunManifest
-from ...report.charts import Figure, report_chart
-from ...report.summary import Summary
+from ...api import Figure, RunManifest, Summary, report_chart
 
 TASKS = (("GB-TASK1", "Task 1"), ("GB-TASK2", "Task 2"), ("GB-TASK3", "Task 3"),
          ("GB-TASK4", "Task 4"))  # fmt: skip
@@ -26,7 +24,7 @@ def radar(
     ring_label: str,
 ) -> Figure | None:
     """The radar of the models that have some task accuracy (None when none has)."""
-    from ...report.view.plots import radar_chart
+    from ...api import radar_chart
 
     axes = [name for task, name in TASKS if any((m, task) in accuracy for m in models)]
     shown = [m for m in models if any((m, t) in accuracy for t, _ in TASKS)]

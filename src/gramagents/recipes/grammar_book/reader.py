@@ -12,8 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ...errors import InputError
-from ...sources import ReadOptions, SourceData, source_reader
+from ...api import InputError, ReadOptions, SourceData, source_reader
 from .ocr import find_engine
 from .outline import Outline, Paragraph, Table, sections
 from .pdf import HeadingRule, read_pdf

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ...records import GrammarPoint, Record
+from ...api import GrammarPoint, Record
 
 
 class BookBlock(Record):

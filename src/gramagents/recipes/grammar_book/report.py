@@ -13,11 +13,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from ...records import RunManifest
-from ...report.markdown import markdown_table
-from ...report.summary import Summary
-from ...runtime.paths import safe_name
-from ...runtime.rundir import write_atomic
+from ...api import RunManifest, Summary, markdown_table, safe_name, write_atomic
 from .comet import comet_scores, translation_rows
 from .sets import GENERATED
 

@@ -15,21 +15,24 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...errors import RunError
-from ...records import Instance
-from ...runtime.rundir import iter_jsonl
-from ...workflow.nodes import BuildView
-from ...workflow.review import (
+from ...api import (
     REVIEWS,
+    BuildView,
+    Instance,
     ReviewSpec,
+    RunError,
     apply_decisions,
     human_verdict,
+    iter_jsonl,
     read_review,
     write_review,
 )
 from .records import BookPoint, BookSection, BookWindow, PointCheck
+
+if TYPE_CHECKING:
+    from ...api import BuildResult, ReviewJob, ReviewSettings
 
 REVIEW_FILE = "review.csv"
 
@@ -58,7 +61,7 @@ def validation_sample(instances: list[Instance], size: int, seed: int) -> list[I
 
 
 def write_validation(
-    folder: Path, view: BuildView, settings: Any, seed: int
+    folder: Path, view: BuildView, settings: ReviewSettings, seed: int
 ) -> dict[str, Any] | None:
     """The review file of the validation sample."""
     instances = view.of_type(Instance)
@@ -113,9 +116,9 @@ def validation_share(instances: list[Instance]) -> dict[str, Any]:
     }
 
 
-def apply_validation(job: Any) -> Any:
+def apply_validation(job: ReviewJob) -> BuildResult:
     """Apply the reviewers' decisions, rebuild the banks and record the share of valid ones."""
-    from ...workflow.build import BuildResult, finish_build, rebuild_banks
+    from ...api import BuildResult, finish_build, rebuild_banks
 
     folder = job.folder
     view = _load(folder.path)

@@ -23,11 +23,7 @@ from collections.abc import Mapping
 from statistics import mean, stdev
 from typing import Any
 
-from ...scoring.extract import Extraction, Meta, chain
-from ...scoring.metrics import ItemScore, metric
-from ...scoring.normalise import nfkc
-from ...scoring.options import quoted_options
-from ...tasks.registry import Aggregate
+from ...api import Aggregate, Extraction, ItemScore, Meta, chain, metric, nfkc, quoted_options
 from . import translation
 
 _NONE = re.compile(

@@ -22,8 +22,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...errors import InputError
-from ...sources import _text
+from ...api import InputError, read_utf8
 
 GENERATED = "G"
 """The set name of the generated sentence pairs (the paper's G2040)."""
@@ -90,7 +89,7 @@ def _target(folder: Path, spec: TranslationSet) -> Path:
 
 
 def _lines(path: Path) -> list[str]:
-    text = _text.read_utf8(path).replace("\r\n", "\n")
+    text = read_utf8(path).replace("\r\n", "\n")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()

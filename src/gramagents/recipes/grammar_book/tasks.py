@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from math import comb
 
-from ...records import GenParams, Item
-from ...tasks.registry import TaskSpec, constant, task
+from ...api import GenParams, Item, TaskSpec, constant, task
 from .scoring import seeded_accuracy, translation_scores
 
 FAMILY = "grammar-book"

@@ -15,9 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ...errors import InputError
-from ...sources import _text
-from ...templates import split_front_matter
+from ...api import InputError, read_utf8, split_front_matter
 from .outline import Heading, Outline, Table
 
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
@@ -141,7 +139,7 @@ def _tabbed(lines: _Lines) -> bool:
 
 def read_markdown_or_text(path: Path) -> tuple[Outline, dict[str, Any], int]:
     """A `.md`/`.markdown` or any other text file: outline, front matter, pages."""
-    text = _text.read_utf8(path)
+    text = read_utf8(path)
     if not text.strip():
         raise InputError(path, "file is empty: no text", line=1)
     markdown = path.suffix.lower() in (".md", ".markdown")

@@ -21,7 +21,7 @@ from pathlib import Path
 from statistics import mean, pstdev
 from typing import Any
 
-from ...extras import require
+from ...api import require
 
 SPM_FILE = "flores200sacrebleuspm"
 

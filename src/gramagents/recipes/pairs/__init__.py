@@ -1,7 +1,6 @@
 """Published minimal-pair sets scored by log-likelihood: BLiMP and CLiMP (`--format`)."""
 
-from ...report.markdown import report_section
-from ...sources.datasets import FORMATS
+from ...api import FORMATS, report_section
 from . import tasks  # noqa: F401 - BLIMP and CLIMP
 from .report import climp_files_section
 

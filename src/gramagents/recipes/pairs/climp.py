@@ -30,10 +30,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...errors import InputError
-from ...records import Item
-from ...sources import _text
-from ...sources.datasets import Dataset, dataset_format
+from ...api import Dataset, InputError, Item, dataset_format, read_utf8
 from .reader import dataset_of, files_in, pair_item, shown_name
 
 UNNAMED = ("phenomenon", "paradigm", "sentence", "label")
@@ -264,7 +261,7 @@ class _Read:
 
 
 def _read_file(file: Path, name: str, read: _Read) -> None:
-    layout, rows = climp_rows(file, _text.read_utf8(file))
+    layout, rows = climp_rows(file, read_utf8(file))
     pairs = _pairs(file, rows)
     for first, good, bad in pairs:
         cells = first.cells

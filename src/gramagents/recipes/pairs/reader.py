@@ -16,11 +16,16 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from ...errors import InputError
-from ...records import Item, PromptParts
-from ...sources import _text
-from ...sources.datasets import Dataset, dataset_format
-from ...sources.duplicates import RepeatedIds
+from ...api import (
+    Dataset,
+    InputError,
+    Item,
+    PromptParts,
+    RepeatedIds,
+    dataset_format,
+    jsonl_rows,
+    read_utf8,
+)
 
 SKIPPED = ("__MACOSX",)
 """Folders an archive leaves beside the data (macOS resource forks), never read."""
@@ -105,11 +110,11 @@ def read_blimp(path: Path) -> Dataset:
     read: list[dict[str, Any]] = []
     repeated = RepeatedIds("pair")
     for file in files:
-        text = _text.read_utf8(file)
+        text = read_utf8(file)
         if not text.strip():
             raise InputError(file, "file is empty", line=1)
         before = len(items)
-        for line, row in _text.iter_jsonl(file, text):
+        for line, row in jsonl_rows(file, text):
             for field in ("sentence_good", "sentence_bad"):
                 if not isinstance(row.get(field), str) or not row[field].strip():
                     raise InputError(file, "missing or empty", line=line, field=field)

@@ -9,7 +9,7 @@ text begins). `--conditioning` chooses the other.
 
 from __future__ import annotations
 
-from ...tasks.registry import TaskSpec, constant, task
+from ...api import TaskSpec, constant, task
 
 task(
     TaskSpec(

@@ -10,13 +10,16 @@ number each model's spec carries (`params=`, `tokens=`, `step=`) for a family of
 (Figures 4 and 7); the build report beside the paper's Tables 1 and 4.
 """
 
-from ...agents.base import agents_in
-from ...report.build import build_report_section
-from ...report.charts import report_chart
-from ...report.markdown import report_section
-from ...sources import SOURCES
-from ...tasks.registry import bank_builder_in
-from ...workflow.nodes import FILTERS, record_file
+from ...api import (
+    FILTERS,
+    SOURCES,
+    agents_in,
+    bank_builder_in,
+    build_report_section,
+    record_file,
+    report_chart,
+    report_section,
+)
 from . import tasks  # noqa: F401 - the task specs every eval of a syntax bank needs
 from .build_report import syntax_build_sections
 from .records import SyntaxMatch, SyntaxQuestion, SyntaxTree

@@ -15,11 +15,19 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
-from ...agents.base import AgentContext, AgentResult, AgentSpec, AgentTask, agent, normalise
-from ...records import CheckVerdict
-from ...workflow.nodes import BuildView
+from ...api import (
+    AgentContext,
+    AgentResult,
+    AgentSpec,
+    AgentTask,
+    BuildView,
+    CheckVerdict,
+    Reason,
+    agent,
+    normalise,
+)
 from .records import SyntaxMatch, SyntaxQuestion
 
 CHECK = "syntax-backcheck"
@@ -45,14 +53,7 @@ class AmbiguityVerdict(BaseModel):
     other_answer: str = Field(
         default="", description="That other phrase, copied from the sentence; empty if none."
     )
-    reason: str = Field(description="One sentence saying why.")
-
-    @field_validator("reason")
-    @classmethod
-    def _has_reason(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("give a one-sentence reason")
-        return value.strip()
+    reason: Reason = Field(description="One sentence saying why.")
 
     @model_validator(mode="after")
     def _other_reading(self, info: ValidationInfo) -> AmbiguityVerdict:

@@ -12,8 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...records import RunManifest
-from ...report.markdown import markdown_table
+from ...api import RunManifest, markdown_table
 from .paper import TABLE_1, TABLE_4, shares
 from .points import point_order
 from .records import TYPES

@@ -22,9 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...records import Item, PromptParts
-from ...tasks.registry import BankBuilderSpec, BuildResources, bank_builder
-from ...workflow.nodes import BuildView
+from ...api import BankBuilderSpec, BuildResources, BuildView, Item, PromptParts, bank_builder
 from .filters import SyntaxFile
 from .metrics import words
 from .points import point_order

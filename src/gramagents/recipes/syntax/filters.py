@@ -15,8 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...records import Record
-from ...workflow.nodes import BuildView, FilterSpec, NodeEnv, NodeUpdate, filter_node, record_file
+from ...api import BuildView, FilterSpec, NodeEnv, NodeUpdate, Record, filter_node, record_file
 from .points import (
     POINTS,
     Points,

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from ...extras import require
+from ...api import lcs_overlap, require
 
 QUOTE_TOKENS = {"``", "''", "`", "'", '"', "--"}
 
@@ -45,31 +45,13 @@ def words(text: str) -> tuple[str, ...]:
     return tuple(t.casefold() for t in tokens if not _is_punctuation(t))
 
 
-def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
-    """Length of the longest common subsequence of two token lists."""
-    if not a or not b:
-        return 0
-    previous = [0] * (len(b) + 1)
-    for x in a:
-        current = [0]
-        for j, y in enumerate(b, start=1):
-            current.append(previous[j - 1] + 1 if x == y else max(previous[j], current[j - 1]))
-        previous = current
-    return previous[-1]
-
-
 def fitb_scores(predicted: str | None, gold: str) -> dict[str, float]:
     """Accuracy (same words in the same order) and order-aware F1 of one answer."""
     gold_words = words(gold)
     if predicted is None:
         return {"acc": 0.0, "f1": 0.0}
     said = words(predicted)
-    common = lcs_length(said, gold_words)
-    if common == 0:
-        f1 = 0.0
-    else:
-        precision, recall = common / len(said), common / len(gold_words)
-        f1 = 2 * precision * recall / (precision + recall)
+    f1 = lcs_overlap(said, gold_words).f1
     return {"acc": 1.0 if said == gold_words and said else 0.0, "f1": f1}
 
 

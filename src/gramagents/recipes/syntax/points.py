@@ -16,9 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ... import resources
-from ...errors import InputError
-from ...sources import _text
+from ...api import InputError, file_hash, find_resource, load_yaml_with_lines, locate, read_utf8
 from .categories import category, chain_shape
 from .metrics import words
 from .patterns import NodePattern, PatternError, captures_of, compile_pattern, find_all
@@ -113,12 +111,12 @@ def load_points(name: str, wanted: list[str] | None = None) -> Points:
 
     A mistake is one error naming the file, the line and the field (`points.GS.patterns[0]`).
     """
-    return load_points_file(resources.find("prompts", name), wanted)
+    return load_points_file(find_resource("prompts", name), wanted)
 
 
 def load_points_file(path: Path, wanted: list[str] | None = None) -> Points:
     """Load and compile the patterns file at `path` (see `load_points`)."""
-    data, lines = _text.load_yaml_with_lines(path, _text.read_utf8(path))
+    data, lines = load_yaml_with_lines(path, read_utf8(path))
     try:
         parsed = PatternsFile.model_validate(data)
     except ValidationError as exc:
@@ -141,7 +139,7 @@ def load_points_file(path: Path, wanted: list[str] | None = None) -> Points:
     unknown = [p for p in wanted or [] if p not in parsed.points]
     if unknown:
         raise InputError(path, f"no patterns for the point(s) {', '.join(unknown)}", field="points")
-    return Points(path, resources.file_hash(path), parsed.points, compiled)
+    return Points(path, file_hash(path), parsed.points, compiled)
 
 
 def _missing_captures(pattern: NodePattern, spec: PatternSpec) -> str | None:
@@ -155,7 +153,7 @@ def _missing_captures(pattern: NodePattern, spec: PatternSpec) -> str | None:
 def _located(
     path: Path, data: Any, lines: dict[Any, int], loc: tuple[Any, ...], message: str
 ) -> InputError:
-    line, field = _text.locate(data, lines, loc)
+    line, field = locate(data, lines, loc)
     return InputError(path, message, line=line, field=field or None)
 
 

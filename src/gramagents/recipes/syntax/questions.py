@@ -19,9 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ... import resources
-from ...errors import InputError
-from ...sources import _text
+from ...api import InputError, file_hash, find_resource, load_yaml_with_lines, read_utf8
 from .records import TYPES, QuestionType, SyntaxMatch, SyntaxQuestion
 
 FORMS = ("correct", "correct-negated", "incorrect", "incorrect-negated")
@@ -69,8 +67,8 @@ def _placeholders(text: str) -> set[str]:
 
 def load_templates(name: str, points: Iterable[str]) -> Templates:
     """Load the question templates and check each has the placeholders its type needs."""
-    path = resources.find("prompts", name)
-    data, lines = _text.load_yaml_with_lines(path, _text.read_utf8(path))
+    path = find_resource("prompts", name)
+    data, lines = load_yaml_with_lines(path, read_utf8(path))
     if not isinstance(data, dict):
         raise InputError(path, "the question templates are a mapping of points", line=1)
     parsed: dict[str, PointTemplates] = {}
@@ -86,7 +84,7 @@ def load_templates(name: str, points: Iterable[str]) -> Templates:
             line = lines.get((id(data), point))
             raise InputError(path, error["msg"], line=line, field=f"{point}.{key}") from None
         anchors[point] = _check_placeholders(path, lines, data, point, parsed[point])
-    return Templates(path, resources.file_hash(path), parsed, anchors)
+    return Templates(path, file_hash(path), parsed, anchors)
 
 
 def _check_placeholders(

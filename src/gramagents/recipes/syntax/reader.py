@@ -7,8 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ...errors import InputError
-from ...sources import ReadOptions, SourceData, source_reader
+from ...api import InputError, ReadOptions, SourceData, source_reader
 from .records import SyntaxTree
 from .treebank import NLTK_SAMPLE, read_file, resolve, treebank_files
 from .trees import convert

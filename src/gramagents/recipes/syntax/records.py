@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ...records import CheckVerdict, Record
+from ...api import CheckVerdict, Record
 
 QuestionType = Literal["TF", "MC", "FITB"]
 TYPES: tuple[QuestionType, ...] = ("TF", "MC", "FITB")

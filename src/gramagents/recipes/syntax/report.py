@@ -12,9 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...records import RunManifest
-from ...report.markdown import markdown_table
-from ...report.summary import Summary
+from ...api import RunManifest, Summary, markdown_table
 from .metrics import mean_std, overall
 from .points import point_order
 from .tasks import FEW_SHOT, TYPE_TASKS
@@ -175,7 +173,7 @@ def _type_point_table(
 def _correlations(
     manifest: RunManifest, summary: Summary, present: list[tuple[str, str]]
 ) -> list[str]:
-    from ...judging.statistics import kendall, pearson
+    from ...api import kendall, pearson
 
     lines = [
         "## Syntax-QA Table 7 layout: correlation between question types across models",

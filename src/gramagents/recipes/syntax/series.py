@@ -20,12 +20,16 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from ...errors import SpecError
-from ...models.spec import SERIES_OPTIONS, parse_spec, series_number
-from ...records import RunManifest
-from ...report.charts import Figure
-from ...report.markdown import markdown_table
-from ...report.summary import Summary
+from ...api import (
+    SERIES_OPTIONS,
+    Figure,
+    RunManifest,
+    SpecError,
+    Summary,
+    markdown_table,
+    parse_spec,
+    series_number,
+)
 from .points import point_order
 from .report import figures, oa_of, pct, point_names, present_settings
 
@@ -114,7 +118,7 @@ def series_sections(manifest: RunManifest, summary: Summary) -> list[str]:
 
 def series_charts(manifest: RunManifest, summary: Summary) -> list[Figure]:
     """The viewer's charts of the same: one line per knowledge point, a panel per family."""
-    from ...report.view.plots import series_lines
+    from ...api import series_lines
 
     charts = []
     for axis in members(manifest):

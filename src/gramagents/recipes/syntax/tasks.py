@@ -14,10 +14,17 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from ...records import GenParams
-from ...scoring.extract import Extraction, chain
-from ...scoring.metrics import ItemScore, metric
-from ...tasks.registry import Aggregate, TaskSpec, constant, task
+from ...api import (
+    Aggregate,
+    Extraction,
+    GenParams,
+    ItemScore,
+    TaskSpec,
+    chain,
+    constant,
+    metric,
+    task,
+)
 
 FAMILY = "syntax"
 TYPE_TASKS = {"TF": "SYNTAX-TF", "MC": "SYNTAX-MC", "FITB": "SYNTAX-FITB"}

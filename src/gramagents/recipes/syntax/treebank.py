@@ -19,9 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...errors import InputError
-from ...extras import require
-from ...sources import _text
+from ...api import InputError, read_utf8, require
 
 SUFFIXES = (".mrg", ".tree", ".trees", ".ptb", ".txt", ".bracketed")
 """Files of a source folder that are read as treebank files."""
@@ -150,7 +148,7 @@ def parse_tree(path: Path, text: str, line: int, offset: int, lines: _Lines | No
 
 def read_file(path: Path, shown: str) -> list[RawTree]:
     """Every tree of one file."""
-    text = _text.read_utf8(path).replace("\r\n", "\n").replace("\r", "\n")
+    text = read_utf8(path).replace("\r\n", "\n").replace("\r", "\n")
     lines = _Lines(text)
     trees = []
     for number, (start, end, line) in enumerate(split_trees(path, text), start=1):
