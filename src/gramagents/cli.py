@@ -13,11 +13,11 @@ import typer
 from rich.console import Console
 
 from .cli_runtime import (
+    add_commands,
     apply_threads,
     fail,
     format_help,
     may_name_a_recipe_command,
-    one_line_errors,
     progress_display,
     standalone,
 )
@@ -470,16 +470,7 @@ def rubric_check(
 
 def add_recipe_commands() -> None:
     """Add the subcommands recipes register (e.g. `m2`), once."""
-    from .plugins import COMMANDS
-
-    present = {c.name for c in app.registered_commands}
-    try:  # a command announced by a target that names no module: one line
-        commands = COMMANDS.all()
-    except GramagentsError as exc:
-        sys.exit(fail(exc).exit_code)
-    for name, command in commands.items():
-        if name not in present:
-            app.command(name=name)(one_line_errors(command))  # type: ignore[arg-type]
+    add_commands(app)
 
 
 def main() -> None:

@@ -94,3 +94,17 @@ def format_help() -> str:
 
     names = ", ".join(known_formats())
     return f"Dataset format: {names} (gramagents also reads exported folders)."
+
+
+def add_commands(app: typer.Typer) -> None:
+    """Add the subcommands recipes register (e.g. `m2`) to `app`, once each."""
+    from .plugins import COMMANDS
+
+    present = {c.name for c in app.registered_commands}
+    try:  # a command announced by a target that names no module: one line
+        commands = COMMANDS.all()
+    except GramagentsError as exc:
+        sys.exit(fail(exc).exit_code)
+    for name, command in commands.items():
+        if name not in present:
+            app.command(name=name)(one_line_errors(command))  # type: ignore[arg-type]
