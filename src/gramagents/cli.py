@@ -425,18 +425,12 @@ def agree(
     ] = 1000,
 ) -> None:
     """Judge-human agreement: correlations, kappa, alpha, intervals, ceiling, length bias."""
+    from .judging.agreement import AgreementSettings
     from .judging.agreement_files import agree_run, summary_lines
 
+    settings = AgreementSettings(threshold=threshold, within=within, n_boot=boot, seed=seed)
     try:
-        report, paths = agree_run(
-            run,
-            human,
-            model=model,
-            threshold=threshold,
-            within=within,
-            n_boot=boot,
-            seed=seed,
-        )
+        report, paths = agree_run(run, human, model=model, settings=settings)
     except GramagentsError as exc:
         raise fail(exc) from None
     for line in summary_lines(report):
