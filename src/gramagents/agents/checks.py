@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..records import CheckVerdict, GrammarPoint, Instance
+from ..records import ChatRequest, CheckVerdict, GrammarPoint, Instance
 from .base import AgentContext, AgentResult, AgentTask, point_vars
 
 
@@ -29,10 +29,14 @@ async def judge(
     point: GrammarPoint = task["point"]
     template = ctx.template(point.language)
     result = await ctx.model.structured(
-        template.render({**point_vars(point), "sentence": instance.text, **(extra or {})}),
+        ChatRequest(
+            messages=template.render(
+                {**point_vars(point), "sentence": instance.text, **(extra or {})}
+            ),
+            params=ctx.params,
+            prompt_hash=template.hash,
+        ),
         verdict_model,
-        params=ctx.params,
-        prompt_hash=template.hash,
         max_reasks=ctx.max_reasks,
     )
     provenance = instance.provenance

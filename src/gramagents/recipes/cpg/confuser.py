@@ -25,7 +25,7 @@ from ...agents.base import (
     point_vars,
     points_of,
 )
-from ...records import GrammarPoint, Instance, Provenance
+from ...records import ChatRequest, GrammarPoint, Instance, Provenance
 from ...workflow.nodes import BuildView
 
 Kind = Literal["same-form", "partial-form"]
@@ -104,13 +104,10 @@ async def generate(task: AgentTask, ctx: AgentContext) -> AgentResult:
     )
     params = ctx.params.model_copy(update={"seed": index})
     result = await ctx.model.structured(
-        messages,
+        ChatRequest(messages=messages, params=params, prompt_hash=template.hash, sample=index),
         ConfusingInstance,
-        params=params,
-        prompt_hash=template.hash,
         context={"examples": point.examples, "prompt": messages[-1].content},
         max_reasks=ctx.max_reasks,
-        sample=index,
     )
     provenance = Provenance(
         source=point.source,

@@ -21,7 +21,7 @@ from ...agents.base import (
     per_instance,
     point_vars,
 )
-from ...records import GrammarPoint, Instance, Provenance
+from ...records import ChatRequest, GrammarPoint, Instance, Provenance
 
 _REPEATS = re.compile(r"(.{2,}?)\1{2,}")
 
@@ -61,10 +61,8 @@ async def rewrite(task: AgentTask, ctx: AgentContext) -> AgentResult:
     template = ctx.template(point.language)
     messages = template.render({**point_vars(point), "sentence": instance.text})
     result = await ctx.model.structured(
-        messages,
+        ChatRequest(messages=messages, params=ctx.params, prompt_hash=template.hash),
         RewrittenSentence,
-        params=ctx.params,
-        prompt_hash=template.hash,
         context={"original": instance.text, "prompt": messages[-1].content},
         max_reasks=ctx.max_reasks,
     )

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...agents.base import AgentContext, AgentResult, AgentSpec, AgentTask, agent
-from ...records import GenParams
+from ...records import ChatRequest, GenParams
 from ...templates import load_prompt
 from ...workflow.filters import cross_validated_labels
 from ...workflow.nodes import BuildView, NodeEnv, NodeUpdate
@@ -69,10 +69,8 @@ async def _ask(
     template = load_prompt(prompt or ctx.prompt)
     params = ctx.params if not prompt else GenParams(max_tokens=96)
     return await ctx.model.structured(
-        template.render(variables),
+        ChatRequest(messages=template.render(variables), params=params, prompt_hash=template.hash),
         schema,
-        params=params,
-        prompt_hash=template.hash,
         max_reasks=ctx.max_reasks,
     )
 

@@ -25,7 +25,7 @@ from ...agents.base import (
     points_of,
 )
 from ...agents.checks import judge
-from ...records import GrammarPoint, Instance, Provenance
+from ...records import ChatRequest, GrammarPoint, Instance, Provenance
 from ...workflow.nodes import BuildView
 
 MAX_WORD_EDITS = 5
@@ -142,12 +142,14 @@ async def generate(task: AgentTask, ctx: AgentContext) -> AgentResult:
         {**point_vars(point), "index": index, "examples": [p.model_dump() for p in point.pairs]}
     )
     result = await ctx.model.structured(
-        messages,
+        ChatRequest(
+            messages=messages,
+            params=ctx.params.model_copy(update={"seed": index}),
+            prompt_hash=template.hash,
+            sample=index,
+        ),
         MinimalPairDraft,
-        params=ctx.params.model_copy(update={"seed": index}),
-        prompt_hash=template.hash,
         max_reasks=ctx.max_reasks,
-        sample=index,
     )
     if result.value is None:
         return AgentResult([], "failed", failure=result.error)

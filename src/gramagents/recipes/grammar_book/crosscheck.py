@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...agents.base import AgentContext, AgentResult, AgentSpec, AgentTask, agent, point_vars
-from ...records import GrammarPoint, Instance
+from ...records import ChatRequest, GrammarPoint, Instance
 from ...workflow.nodes import BuildView
 from .forge import BACKCHECK, SentenceVerdict
 from .records import PointCheck, book_language
@@ -85,17 +85,19 @@ async def cross_check(task: AgentTask, ctx: AgentContext) -> AgentResult:
     point: GrammarPoint = task["point"]
     template = ctx.template("en")
     result = await ctx.model.structured(
-        template.render(
-            {
-                **point_vars(point),
-                "sentence": instance.text,
-                "language": task["language"],
-                "english": instance.annotations.get("english", ""),
-            }
+        ChatRequest(
+            messages=template.render(
+                {
+                    **point_vars(point),
+                    "sentence": instance.text,
+                    "language": task["language"],
+                    "english": instance.annotations.get("english", ""),
+                }
+            ),
+            params=ctx.params,
+            prompt_hash=template.hash,
         ),
         SentenceVerdict,
-        params=ctx.params,
-        prompt_hash=template.hash,
         max_reasks=ctx.max_reasks,
     )
     if result.value is None:

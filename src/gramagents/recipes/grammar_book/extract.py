@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from ...agents.base import AgentContext, AgentResult, AgentSpec, AgentTask, agent, normalise
+from ...records import ChatRequest
 from ...workflow.filters import near_duplicates
 from ...workflow.nodes import BuildView, FilterSpec, NodeEnv, NodeUpdate, filter_node
 from .records import BookPoint, BookWindow, book_language
@@ -98,21 +99,23 @@ async def extract_points(task: AgentTask, ctx: AgentContext) -> AgentResult:
     schema = points_model(tuple(options.categories), tuple(window.pages), options.max_points)
     template = ctx.template("en")
     result = await ctx.model.structured(
-        template.render(
-            {
-                "language": task["language"],
-                "section": window.section,
-                "kind": window.kind,
-                "text": window.text,
-                "row": window.row_text,
-                "pages": window.pages,
-                "categories": options.categories,
-                "max_points": options.max_points,
-            }
+        ChatRequest(
+            messages=template.render(
+                {
+                    "language": task["language"],
+                    "section": window.section,
+                    "kind": window.kind,
+                    "text": window.text,
+                    "row": window.row_text,
+                    "pages": window.pages,
+                    "categories": options.categories,
+                    "max_points": options.max_points,
+                }
+            ),
+            params=ctx.params,
+            prompt_hash=template.hash,
         ),
         schema,
-        params=ctx.params,
-        prompt_hash=template.hash,
         max_reasks=ctx.max_reasks,
     )
     if result.value is None:

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from ...agents.base import AgentContext, AgentResult, AgentSpec, AgentTask, agent, normalise
 from ...agents.checks import judge
-from ...records import GrammarPoint, Instance, Provenance
+from ...records import ChatRequest, GrammarPoint, Instance, Provenance
 from ...workflow.nodes import BuildView
 from .records import book_language
 
@@ -173,18 +173,20 @@ async def make_twin(task: AgentTask, ctx: AgentContext) -> AgentResult:
     options: Any = ctx.options
     template = ctx.template("en")
     result = await ctx.model.structured(
-        template.render(
-            {
-                "language": task["language"],
-                "name": point.name,
-                "description": point.description,
-                "sentence": instance.text,
-                "english": instance.annotations.get("english", ""),
-            }
+        ChatRequest(
+            messages=template.render(
+                {
+                    "language": task["language"],
+                    "name": point.name,
+                    "description": point.description,
+                    "sentence": instance.text,
+                    "english": instance.annotations.get("english", ""),
+                }
+            ),
+            params=ctx.params,
+            prompt_hash=template.hash,
         ),
         Twin,
-        params=ctx.params,
-        prompt_hash=template.hash,
         context={"sentence": instance.text, "max_changed_words": options.max_changed_words},
         max_reasks=ctx.max_reasks,
     )

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
 from ...agents.base import AgentContext, AgentResult, AgentSpec, AgentTask, agent, normalise
-from ...records import Instance, Provenance
+from ...records import ChatRequest, Instance, Provenance
 from ...workflow.nodes import BuildView
 from .records import BookPoint, book_language
 
@@ -100,13 +100,15 @@ async def generate_pair(task: AgentTask, ctx: AgentContext) -> AgentResult:
         }
     )
     result = await ctx.model.structured(
-        messages,
+        ChatRequest(
+            messages=messages,
+            params=ctx.params.model_copy(update={"seed": index}),
+            prompt_hash=template.hash,
+            sample=index,
+        ),
         SentencePair,
-        params=ctx.params.model_copy(update={"seed": index}),
-        prompt_hash=template.hash,
         context={"length": (options.min_words, options.max_words)},
         max_reasks=ctx.max_reasks,
-        sample=index,
     )
     if result.value is None:
         return AgentResult([], "failed", failure=result.error)

@@ -18,7 +18,7 @@ from collections import defaultdict
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from ...agents.base import AgentContext, AgentResult, AgentSpec, AgentTask, agent, normalise
-from ...records import CheckVerdict
+from ...records import ChatRequest, CheckVerdict
 from ...workflow.nodes import BuildView
 from .records import SyntaxMatch, SyntaxQuestion
 
@@ -94,10 +94,10 @@ async def backcheck(task: AgentTask, ctx: AgentContext) -> AgentResult:
     sentence = questions[0].sentence
     variables = {"sentence": sentence, "question": questions[0].blank, "answer": match.answer}
     result = await ctx.model.structured(
-        template.render(variables),
+        ChatRequest(
+            messages=template.render(variables), params=ctx.params, prompt_hash=template.hash
+        ),
         AmbiguityVerdict,
-        params=ctx.params,
-        prompt_hash=template.hash,
         context={"sentence": sentence, "answer": match.answer},
         max_reasks=ctx.max_reasks,
     )
