@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+from collections.abc import Collection
 from pathlib import Path
 
 import pytest
@@ -98,7 +99,7 @@ def _long_functions(source: str) -> list[str]:
     ]
 
 
-def _crowded_functions(source: str, commands: set[int] = frozenset()) -> list[str]:
+def _crowded_functions(source: str, commands: Collection[int] = ()) -> list[str]:
     """Functions over the parameter cap, but for those starting at a line in `commands`."""
     return [
         f"{node.name} ({_parameter_count(node)} parameters)"
