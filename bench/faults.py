@@ -39,6 +39,7 @@ from pathlib import Path
 
 from gramagents.runtime.retry import RetryPolicy
 from gramagents.testing.drills import (
+    KillPlan,
     check_run,
     cli_env,
     drill_answer,
@@ -100,11 +101,13 @@ def main() -> int:
                 env,
                 work,
                 server,
-                kills=args.kills,
-                expected_requests=budget,
-                recorded=lambda: recorded_items(work / "faulty"),
-                tag=item_of,
-                seed=args.seed,
+                KillPlan(
+                    kills=args.kills,
+                    expected_requests=budget,
+                    recorded=lambda: recorded_items(work / "faulty"),
+                    tag=item_of,
+                    seed=args.seed,
+                ),
             )
             asked_again = len(report.asked_again)
             print(

@@ -15,7 +15,12 @@ from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
 from gramagents.errors import InputError, RunError
-from gramagents.judging.agreement import agreement_report, judge_scores, read_human_scores
+from gramagents.judging.agreement import (
+    AgreementSettings,
+    agreement_report,
+    judge_scores,
+    read_human_scores,
+)
 from gramagents.judging.statistics import (
     STATISTICS,
     exact_agreement,
@@ -192,7 +197,7 @@ def test_report_judge_vs_humans_ceiling_and_length():
     judge["judged-only"] = 50.0
     rows.append(("rated-only", "a", 60.0))
     lengths = {item: 100 + int(score) * 10 for item, score in judge.items()}
-    report = agreement_report(judge, rows, lengths, n_boot=300, seed=1)
+    report = agreement_report(judge, rows, lengths, AgreementSettings(n_boot=300, seed=1))
     json.dumps(report, allow_nan=False)
     assert (report["n_items"], report["n_raters"], report["rater_pairs"]) == (40, 3, 3)
     assert (report["judge_only"], report["human_only"]) == (1, 1)
@@ -221,20 +226,21 @@ def test_report_judge_vs_humans_ceiling_and_length():
     assert report["length_bias"]["judge_pearson"] == pytest.approx(1.0, abs=1e-6)
     assert report["below_threshold"] is False and report["warning"] is None
     assert len(report["points"]) == 40
-    again = agreement_report(judge, rows, lengths, n_boot=300, seed=1)
+    again = agreement_report(judge, rows, lengths, AgreementSettings(n_boot=300, seed=1))
     assert again == report
 
 
 def test_report_warns_below_the_threshold_and_has_no_ceiling_with_one_rater():
     judge, rows = ratings(raters="a", judge_noise=40.0)
-    report = agreement_report(judge, rows, n_boot=0)
+    report = agreement_report(judge, rows, settings=AgreementSettings(n_boot=0))
     assert report["human_ceiling"] is None and report["alpha_all_humans"] is None
     assert report["length_bias"] is None
     assert report["judge_vs_human_mean"]["pearson"]["ci"] == [None, None]
     assert report["below_threshold"] is True
     assert "below 0.87" in report["warning"]
     r = report["judge_vs_human_mean"]["pearson"]["value"]
-    assert agreement_report(judge, rows, n_boot=0, threshold=r - 0.01)["warning"] is None
+    closer = AgreementSettings(n_boot=0, threshold=r - 0.01)
+    assert agreement_report(judge, rows, settings=closer)["warning"] is None
 
 
 def test_report_needs_common_items():

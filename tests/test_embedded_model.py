@@ -133,15 +133,17 @@ def test_structured_output_from_the_real_model_is_valid(smollm2):
     model = Model(smollm2)
     result = asyncio.run(
         model.structured(
-            [
-                Message(
-                    role="user",
-                    content="Grammar point: present perfect.\nSentence: I have eaten.\n"
-                    "Does the sentence contain the grammar point?",
-                )
-            ],
+            ChatRequest(
+                messages=[
+                    Message(
+                        role="user",
+                        content="Grammar point: present perfect.\nSentence: I have eaten.\n"
+                        "Does the sentence contain the grammar point?",
+                    )
+                ],
+                params=GenParams(max_tokens=24),
+            ),
             Verdict,
-            params=GenParams(max_tokens=24),
         )
     )
     assert result.ok, result.error

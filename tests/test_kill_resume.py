@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from gramagents.testing.drills import (
+    KillPlan,
     cached_tags,
     check_run,
     cli_env,
@@ -47,11 +48,13 @@ def test_an_eval_killed_five_times_resumes_to_the_undisturbed_scores(tmp_path):
             cli_env(tmp_path / "killed.sqlite"),
             tmp_path,
             server,
-            kills=5,
-            expected_requests=items,
-            recorded=lambda: recorded_items(tmp_path / "killed"),
-            tag=item_of,
-            seed=5,
+            KillPlan(
+                kills=5,
+                expected_requests=items,
+                recorded=lambda: recorded_items(tmp_path / "killed"),
+                tag=item_of,
+                seed=5,
+            ),
         )
         answered = server.stats()["counts"]["answered"]
     assert report.kills == 5
@@ -121,11 +124,13 @@ def test_a_build_with_agents_killed_five_times_resumes_to_the_same_dataset(tmp_p
             cli_env(cache),
             tmp_path,
             server,
-            kills=5,
-            expected_requests=asked,
-            recorded=lambda: cached_tags(cache),
-            tag=tag_of,
-            seed=9,
+            KillPlan(
+                kills=5,
+                expected_requests=asked,
+                recorded=lambda: cached_tags(cache),
+                tag=tag_of,
+                seed=9,
+            ),
         )
     assert asked == 14 * 3 * 2  # three pairs more per item, each checked
     assert report.kills == 5

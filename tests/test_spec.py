@@ -64,7 +64,7 @@ def test_decoding_options_replace_each_requests_decoding():
 
     from gramagents.models.model import Model
     from gramagents.models.scripted import ScriptedBackend
-    from gramagents.records import GenParams, Message
+    from gramagents.records import ChatRequest, GenParams, Message
 
     class Echo(BaseModel):
         temperature: float
@@ -81,7 +81,9 @@ def test_decoding_options_replace_each_requests_decoding():
     assert warm.params(params) == GenParams(temperature=0.8, seed=3, max_tokens=16)
 
     async def ask(model: Model) -> Echo:
-        result = await model.structured([Message(role="user", content="q")], Echo, params=params)
+        result = await model.structured(
+            ChatRequest(messages=[Message(role="user", content="q")], params=params), Echo
+        )
         return result.value
 
     assert asyncio.run(ask(warm)).model_dump() == {"temperature": 0.8, "seed": 3}

@@ -18,7 +18,7 @@ from pydantic import BaseModel, field_validator
 from gramagents import api
 from gramagents.agents.base import AGENTS
 from gramagents.models.scripted import ScriptedBackend
-from gramagents.records import Item, PromptParts
+from gramagents.records import ChatRequest, Item, PromptParts
 from gramagents.report.markdown import SECTIONS
 from gramagents.sources import SOURCES
 from gramagents.tasks.registry import BUILDERS, TASKS
@@ -60,10 +60,11 @@ def plan(view: api.BuildView, options: BaseModel) -> list[dict]:
 async def pluralize(task: dict, ctx: api.AgentContext) -> api.AgentResult:
     word: Word = task["record"]
     template = ctx.template("en")
-    result = await ctx.model.structured(
-        template.render({"word": word.text}), Plural, params=ctx.params,
-        prompt_hash=template.hash, max_reasks=ctx.max_reasks,
+    request = ChatRequest(
+        messages=template.render({"word": word.text}), params=ctx.params,
+        prompt_hash=template.hash,
     )  # fmt: skip
+    result = await ctx.model.structured(request, Plural, max_reasks=ctx.max_reasks)
     if result.value is None:
         return api.AgentResult([], "failed", failure=result.error)
     made = Word(id=f"{word.id}/pl", text=result.value.plural, origin="agent")

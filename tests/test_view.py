@@ -473,6 +473,7 @@ def test_a_build_s_site_has_its_stages_review_queue_and_rejected_outputs(build_r
 
 @pytest.mark.slow
 def test_judged_answers_show_each_dimension_and_agreement_is_plotted(in_tmp):
+    from gramagents.judging.agreement import AgreementSettings
     from gramagents.judging.agreement_files import agree_run
 
     from .test_judge import evaluate, judged_dataset
@@ -489,7 +490,7 @@ def test_judged_answers_show_each_dimension_and_agreement_is_plotted(in_tmp):
     humans.write_text(
         "item_id,rater,score\n" + "".join(f"{i},{r},{s}\n" for i, r, s in rows), encoding="utf-8"
     )
-    agree_run(run, humans, n_boot=0)
+    agree_run(run, humans, settings=AgreementSettings(n_boot=0))
     write_view([run])
     details = details_of(run, "run0/items")
     judge = details[0]["answers"][0]["judge"]

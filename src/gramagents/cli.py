@@ -7,7 +7,7 @@ import sys
 from collections.abc import Coroutine
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -23,6 +23,9 @@ from .cli_runtime import (
 )
 from .errors import GramagentsError
 from .redact import redact
+
+if TYPE_CHECKING:
+    from .workflow.eval import EvalResult
 
 T = TypeVar("T")
 
@@ -91,6 +94,15 @@ JudgeModel = Annotated[
         "--judge",
         help="Model spec of the rubric judge for open-ended tasks (any backend; best a capable "
         "model other than the one under test: the embedded default is a smoke test, not a judge).",
+    ),
+]
+
+Conditioning = Annotated[
+    str | None,
+    typer.Option(
+        help="How minimal pairs are scored: spaced (each sentence after a space, as "
+        "lm-eval's BLiMP tasks) or bare (as a text begins). Default: the task's own "
+        "(BLiMP and GEC-PAIR spaced, CLiMP bare).",
     ),
 ]
 
@@ -232,14 +244,7 @@ def evaluate(
     concurrency: Concurrency = 16,
     no_cache: NoCache = False,
     judge: JudgeModel = "smollm2",
-    conditioning: Annotated[
-        str | None,
-        typer.Option(
-            help="How minimal pairs are scored: spaced (each sentence after a space, as "
-            "lm-eval's BLiMP tasks) or bare (as a text begins). Default: the task's own "
-            "(BLiMP and GEC-PAIR spaced, CLiMP bare).",
-        ),
-    ] = None,
+    conditioning: Conditioning = None,
     resume_changed: ResumeChanged = OnChange.refuse,
     threads: Threads = None,
 ) -> None:
@@ -263,23 +268,24 @@ def evaluate(
         resume_changed=resume_changed.value,
     )
     result = _run(run_eval(dataset, options, progress_display(err)))
-    counts = result.manifest.counts
+    _say_eval(result)
+    if result.manifest.status != "complete":
+        raise typer.Exit(1)
+
+
+def _say_eval(result: EvalResult) -> None:
+    """What an eval did (counts, the judge's share) and where its report is."""
+    manifest, counts = result.manifest, result.manifest.counts
+    by_judge = f" ({manifest.judge['requests_sent']} by the judge)" if manifest.judge else ""
     _say(
-        f"{result.manifest.status}: {counts.items} answers, {counts.requests_sent} "
-        f"requests sent, {counts.cache_hits} cache hits, {counts.invalid} invalid, "
-        f"{counts.failed} failed"
-        + (
-            f" ({result.manifest.judge['requests_sent']} by the judge)"
-            if result.manifest.judge
-            else ""
-        )
+        f"{manifest.status}: {counts.items} answers, {counts.requests_sent} requests sent, "
+        f"{counts.cache_hits} cache hits, {counts.invalid} invalid, {counts.failed} failed"
+        + by_judge
     )
     page = result.folder.file("report.html")
     if page.is_file():
         _say(f"view: {page} (open in a browser)")
     _say(f"report: {result.report_path}")
-    if result.manifest.status != "complete":
-        raise typer.Exit(1)
 
 
 class ExportTo(str, Enum):
@@ -424,18 +430,12 @@ def agree(
     ] = 1000,
 ) -> None:
     """Judge-human agreement: correlations, kappa, alpha, intervals, ceiling, length bias."""
+    from .judging.agreement import AgreementSettings
     from .judging.agreement_files import agree_run, summary_lines
 
+    settings = AgreementSettings(threshold=threshold, within=within, n_boot=boot, seed=seed)
     try:
-        report, paths = agree_run(
-            run,
-            human,
-            model=model,
-            threshold=threshold,
-            within=within,
-            n_boot=boot,
-            seed=seed,
-        )
+        report, paths = agree_run(run, human, model=model, settings=settings)
     except GramagentsError as exc:
         raise fail(exc) from None
     for line in summary_lines(report):

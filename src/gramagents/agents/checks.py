@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel
 
-from ..records import CheckVerdict, GrammarPoint, Instance
+from ..records import ChatRequest, CheckVerdict, GrammarPoint, Instance
 from .base import AgentContext, AgentResult, AgentTask, normalise, point_vars
 
 REPEATS = re.compile(r"(.{2,}?)\1{2,}")
@@ -67,10 +67,14 @@ async def judge(
     point: GrammarPoint = task["point"]
     template = ctx.template(point.language)
     result = await ctx.model.structured(
-        template.render({**point_vars(point), "sentence": instance.text, **(extra or {})}),
+        ChatRequest(
+            messages=template.render(
+                {**point_vars(point), "sentence": instance.text, **(extra or {})}
+            ),
+            params=ctx.params,
+            prompt_hash=template.hash,
+        ),
         verdict_model,
-        params=ctx.params,
-        prompt_hash=template.hash,
         max_reasks=ctx.max_reasks,
     )
     provenance = instance.provenance

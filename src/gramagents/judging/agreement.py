@@ -46,6 +46,7 @@ from .statistics import (
 __all__ = [
     "DEFAULT_THRESHOLD",
     "STATISTICS",
+    "AgreementSettings",
     "JudgeScores",
     "agreement_report",
     "exact_agreement",
@@ -163,15 +164,35 @@ def _compare(
     )
 
 
+@dataclass(frozen=True)
+class AgreementSettings:
+    """How agreement is measured: the warning threshold, within-k and the bootstrap."""
+
+    threshold: float = DEFAULT_THRESHOLD
+    """Warn when the judge-vs-human-mean Pearson correlation is below this."""
+    within: float = 5.0
+    """The k of within-k agreement, in score points."""
+    n_boot: int = 1000
+    """Bootstrap resamples of the items for the 95% intervals (0: no intervals)."""
+    seed: int = 0
+    """Seed of the bootstrap; the same seed gives the same intervals."""
+
+    def as_json(self) -> dict[str, Any]:
+        """The report's `settings` block."""
+        return {
+            "threshold": self.threshold,
+            "within": self.within,
+            "n_boot": self.n_boot,
+            "seed": self.seed,
+            "confidence": 0.95,
+        }
+
+
 def agreement_report(
     judge: Mapping[str, float],
     human_rows: Iterable[tuple[str, str, float]],
     lengths: Mapping[str, int] | None = None,
-    *,
-    threshold: float = DEFAULT_THRESHOLD,
-    within: float = 5.0,
-    n_boot: int = 1000,
-    seed: int = 0,
+    settings: AgreementSettings | None = None,
 ) -> dict[str, Any]:
     """Everything about how well a judge agrees with human raters.
 
@@ -179,10 +200,7 @@ def agreement_report(
         judge: The judge's score per item id.
         human_rows: (item id, rater, score) triples; a rater scores an item at most once.
         lengths: Length of each judged answer (characters), for the length-bias correlation.
-        threshold: Warn when the judge-vs-human-mean Pearson correlation is below this.
-        within: The k of within-k agreement, in score points.
-        n_boot: Bootstrap resamples of the items for the 95% intervals (0: no intervals).
-        seed: Seed of the bootstrap; the same seed gives the same intervals.
+        settings: Threshold, within-k and bootstrap (default: `AgreementSettings()`).
 
     Returns:
         A JSON-ready dict (NaN written as None). Statistic blocks map each name of
@@ -196,26 +214,33 @@ def agreement_report(
     Raises:
         GramagentsError: Fewer than two items have both a judge and a human score.
     """
+    settings = settings or AgreementSettings()
     table = _align(judge, human_rows)
-    counts = resample_counts(len(table.items), n_boot, seed)
-    humans = [table.humans[:, j] for j in range(len(table.raters))]
-    pairs = list(itertools.combinations(range(len(table.raters)), 2))
     r = pearson(table.judge, table.human_mean)
-    below = bool(math.isnan(r) or r < threshold)
-    report: dict[str, Any] = {
+    below = bool(math.isnan(r) or r < settings.threshold)
+    return {
         "n_items": len(table.items),
         "n_raters": len(table.raters),
         "raters": table.raters,
         "n_ratings": table.n_ratings(),
         "judge_only": table.judge_only,
         "human_only": table.human_only,
-        "settings": {
-            "threshold": threshold,
-            "within": within,
-            "n_boot": n_boot,
-            "seed": seed,
-            "confidence": 0.95,
-        },
+        "settings": settings.as_json(),
+        **_statistic_blocks(table, settings),
+        "length_bias": _length_bias(judge, table, lengths),
+        "below_threshold": below,
+        "warning": _warning(r, settings.threshold) if below else None,
+        "points": _points(table),
+    }
+
+
+def _statistic_blocks(table: _Table, settings: AgreementSettings) -> dict[str, Any]:
+    """Judge against the human mean and against each rater; rater against rater."""
+    counts = resample_counts(len(table.items), settings.n_boot, settings.seed)
+    within = settings.within
+    humans = [table.humans[:, j] for j in range(len(table.raters))]
+    pairs = list(itertools.combinations(range(len(table.raters)), 2))
+    blocks: dict[str, Any] = {
         "judge_vs_human_mean": _compare([(table.judge, table.human_mean)], counts, within).block(),
         "judge_vs_raters": _compare([(table.judge, h) for h in humans], counts, within).block(),
         "rater_pairs": len(pairs),
@@ -224,15 +249,17 @@ def agreement_report(
     }
     if pairs:
         ceiling = _compare([(humans[a], humans[b]) for a, b in pairs], counts, within)
-        report["human_ceiling"] = ceiling.block()
-        report["alpha_all_humans"] = {
+        blocks["human_ceiling"] = ceiling.block()
+        blocks["alpha_all_humans"] = {
             "value": _clean(krippendorff_alpha(table.humans.T)),
             "ci": [_clean(v) for v in percentile_interval(weighted_alpha(table.humans.T, counts))],
         }
-    report["length_bias"] = _length_bias(judge, table, lengths)
-    report["below_threshold"] = below
-    report["warning"] = _warning(r, threshold) if below else None
-    report["points"] = [
+    return blocks
+
+
+def _points(table: _Table) -> list[dict[str, Any]]:
+    """Per item: judge score, human mean and number of ratings (the plot's points)."""
+    return [
         {
             "item_id": item,
             "judge": _clean(table.judge[i]),
@@ -241,7 +268,6 @@ def agreement_report(
         }
         for i, item in enumerate(table.items)
     ]
-    return report
 
 
 def _length_bias(

@@ -14,8 +14,8 @@ from typing import Any
 
 from ..runtime.rundir import write_atomic
 from .agreement import (
-    DEFAULT_THRESHOLD,
     STATISTICS,
+    AgreementSettings,
     agreement_report,
     judge_scores,
     read_human_scores,
@@ -38,10 +38,7 @@ def agree_run(
     human_path: str | Path,
     *,
     model: str | None = None,
-    threshold: float = DEFAULT_THRESHOLD,
-    within: float = 5.0,
-    n_boot: int = 1000,
-    seed: int = 0,
+    settings: AgreementSettings | None = None,
 ) -> tuple[dict[str, Any], list[Path]]:
     """Compare a run's judge scores with human scores and write the agreement files.
 
@@ -49,10 +46,7 @@ def agree_run(
         run_dir: An eval run folder whose `scores.jsonl` has judged items.
         human_path: CSV of human scores (`item_id,rater,score`).
         model: The model whose judged answers to use, when the run has several.
-        threshold: Warn below this judge-human Pearson correlation.
-        within: The k of within-k agreement.
-        n_boot: Bootstrap resamples.
-        seed: Seed of the bootstrap.
+        settings: Threshold, within-k and bootstrap (default: `AgreementSettings()`).
 
     Returns:
         The report (see `agreement_report`, plus `run`, `model`, `rubrics`, `human_file`) and
@@ -69,15 +63,7 @@ def agree_run(
         "model": judged.model,
         "rubrics": judged.rubrics,
         "human_file": str(human_path),
-        **agreement_report(
-            judged.scores,
-            humans,
-            judged.lengths,
-            threshold=threshold,
-            within=within,
-            n_boot=n_boot,
-            seed=seed,
-        ),
+        **agreement_report(judged.scores, humans, judged.lengths, settings),
     }
     paths = [run / name for name in FILES]
     write_atomic(paths[0], json.dumps(report, ensure_ascii=False, indent=2) + "\n")
@@ -141,8 +127,12 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
 
 def render_markdown(report: dict[str, Any]) -> str:
     """`agreement.md`: the statistics as a table, with intervals, ceiling and length bias."""
-    settings = report["settings"]
-    out = ["# Judge-human agreement", ""]
+    out = ["# Judge-human agreement", "", *_about(report), *_table(report), *_notes(report)]
+    return "\n".join(out)
+
+
+def _about(report: dict[str, Any]) -> list[str]:
+    """What was compared, how many items and ratings, and the warning."""
     about = []
     if report.get("run"):
         about.append(f"run `{report['run']}`")
@@ -154,8 +144,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         )
     if report.get("human_file"):
         about.append(f"human scores `{report['human_file']}`")
-    if about:
-        out += ["; ".join(about) + ".", ""]
+    out = ["; ".join(about) + ".", ""] if about else []
     out += [
         f"{report['n_items']} items have judge and human scores ({report['n_raters']} raters, "
         f"{report['n_ratings']} ratings); {report['judge_only']} judged items have no human "
@@ -164,10 +153,14 @@ def render_markdown(report: dict[str, Any]) -> str:
     ]
     if report["warning"]:
         out += [f"> **Warning:** {report['warning']}.", ""]
-    pairs = report["rater_pairs"]
-    out += [
+    return out
+
+
+def _table(report: dict[str, Any]) -> list[str]:
+    """Each statistic: judge vs human mean, vs single raters, and the human ceiling."""
+    out = [
         "| statistic | judge vs human mean | judge vs single rater (mean over raters) "
-        f"| human vs human (ceiling, mean over {pairs} pairs) |",
+        f"| human vs human (ceiling, mean over {report['rater_pairs']} pairs) |",
         "| --- | --- | --- | --- |",
     ]
     ceiling = report["human_ceiling"] or {}
@@ -177,6 +170,12 @@ def render_markdown(report: dict[str, Any]) -> str:
             f"| {_cell(report['judge_vs_raters'][name])} | {_cell(ceiling.get(name))} |"
         )
     out.append("")
+    return out
+
+
+def _notes(report: dict[str, Any]) -> list[str]:
+    """Alpha over all raters, length bias, how the intervals were made, and the plot."""
+    out = []
     if report["alpha_all_humans"] is not None:
         out += [
             f"Krippendorff's alpha over all human raters at once: "
@@ -191,6 +190,7 @@ def render_markdown(report: dict[str, Any]) -> str:
             f"score {_f(bias['human_pearson'])}.",
             "",
         ]
+    settings = report["settings"]
     out += [
         f"Intervals: 95% percentile bootstrap over items ({settings['n_boot']} resamples, "
         f"seed {settings['seed']}). Kappa, exact and within-k agreement use scores rounded to "
@@ -199,7 +199,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         "![judge score against human mean score](agreement.svg)",
         "",
     ]
-    return "\n".join(out)
+    return out
 
 
 # --- plot -------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ import json
 import keyword
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, TypeGuard
@@ -119,6 +120,33 @@ def load_rubric(path: str | Path) -> Rubric:
     def line_of(field: str) -> int:
         return lines.get((id(data), field), 1)
 
+    _check_fields(path, data, line_of)
+    scale = _scale(path, data["scale"], line_of("scale"))
+    dimensions = _dimensions(path, data["dimensions"], line_of("dimensions"), lines)
+    total = sum(d.points for d in dimensions)
+    if not math.isclose(total, scale[1], abs_tol=1e-9):
+        raise InputError(
+            path,
+            f"the dimensions' points sum to {_num(total)} but the scale max is {_num(scale[1])}",
+            line=line_of("dimensions"),
+            field="dimensions",
+        )
+    source = data.get("source")
+    return Rubric(
+        id=data["id"].strip(),
+        version=str(data["version"]),
+        scale=scale,
+        task=data["task"].strip(),
+        dimensions=dimensions,
+        body=body.strip("\n"),
+        path=path,
+        hash=resources.file_hash(path),
+        source=str(source) if source is not None else None,
+    )
+
+
+def _check_fields(path: Path, data: dict[str, Any], line_of: Callable[[str], int]) -> None:
+    """The front matter's required fields are there, with `id`, `task` and `version` usable."""
     for field in REQUIRED_FIELDS:
         if field not in data or data[field] is None:
             raise InputError(
@@ -135,28 +163,6 @@ def load_rubric(path: str | Path) -> Rubric:
         raise InputError(
             path, "must be a string or number", line=line_of("version"), field="version"
         )
-    scale = _scale(path, data["scale"], line_of("scale"))
-    dimensions = _dimensions(path, data["dimensions"], line_of("dimensions"), lines)
-    total = sum(d.points for d in dimensions)
-    if not math.isclose(total, scale[1], abs_tol=1e-9):
-        raise InputError(
-            path,
-            f"the dimensions' points sum to {_num(total)} but the scale max is {_num(scale[1])}",
-            line=line_of("dimensions"),
-            field="dimensions",
-        )
-    source = data.get("source")
-    return Rubric(
-        id=data["id"].strip(),
-        version=str(version),
-        scale=scale,
-        task=data["task"].strip(),
-        dimensions=dimensions,
-        body=body.strip("\n"),
-        path=path,
-        hash=resources.file_hash(path),
-        source=str(source) if source is not None else None,
-    )
 
 
 def _split(path: Path, text: str) -> tuple[str, str]:

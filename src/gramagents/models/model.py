@@ -4,7 +4,7 @@
 
 - `generate(requests)`: chat completions, served from the cache where possible;
 - `loglikelihood(requests)`: log-probabilities of continuations (local backends);
-- `structured(messages, ResponseModel)`: a validated pydantic object through instructor.
+- `structured(request, ResponseModel)`: a validated pydantic object through instructor.
   Validation errors are sent back to the model and re-asked a bounded number of times;
   transport errors were already retried inside the backend and are never pasted into the
   prompt; what still fails comes back as a `Structured` with `error` set.
@@ -215,36 +215,43 @@ class Model:
 
     async def structured(
         self,
-        messages: list[Message],
+        request: ChatRequest | list[Message],
         response_model: type[T],
         *,
-        params: GenParams | None = None,
-        prompt_hash: str | None = None,
-        rubric_hash: str | None = None,
         context: dict[str, Any] | None = None,
         max_reasks: int = 2,
-        sample: int = 0,
     ) -> Structured[T]:
-        """A validated `response_model`, re-asking on validation errors up to `max_reasks`."""
+        """A validated `response_model`, re-asking on validation errors up to `max_reasks`.
+
+        Args:
+            request: The first messages with what else keys the answer: decoding, prompt and
+                rubric hashes, sample index (a bare message list: the defaults). Its response
+                schema and structured-output mode are set here, from `response_model` and the
+                backend; each re-ask sends instructor's messages with the same rest.
+            response_model: The pydantic model the reply must validate against.
+            context: Validation context handed to the model's validators.
+            max_reasks: Re-asks after a reply that does not validate.
+        """
         import instructor
         from instructor.core.exceptions import InstructorRetryException
 
-        params = self.params(params or GenParams())
+        first = request if isinstance(request, ChatRequest) else ChatRequest(messages=request)
+        params = self.params(first.params)
         mode = self.backend.structured_mode
         schema = response_model.model_json_schema()
         raw: list[str] = []
 
         async def create(messages: list[dict[str, Any]], **_: Any) -> Any:
-            request = ChatRequest(
+            attempt = ChatRequest(
                 messages=[Message(role=m["role"], content=m["content"]) for m in messages],
                 params=params,
-                prompt_hash=prompt_hash,
-                rubric_hash=rubric_hash,
+                prompt_hash=first.prompt_hash,
+                rubric_hash=first.rubric_hash,
                 response_schema=schema,
                 structured_mode=mode,
-                sample=sample,
+                sample=first.sample,
             )
-            [generation] = await self.generate([request])
+            [generation] = await self.generate([attempt])
             if generation.error is not None:
                 raise TransportFailure(generation.error)
             raw.append(generation.text)
@@ -254,25 +261,26 @@ class Model:
         try:
             value = await patched(
                 response_model=response_model,
-                messages=[m.model_dump() for m in messages],
+                messages=[m.model_dump() for m in first.messages],
                 max_retries=max_reasks,
                 context=context,
             )
         except InstructorRetryException as exc:
-            cause = exc.__cause__
-            unreachable = isinstance(cause, TransportFailure)
-            if unreachable:
-                reason = f"transport: {cause}"
-            else:
-                reason = f"invalid output after {exc.n_attempts} attempts: {_first_line(cause)}"
-            return Structured(
-                value=None,
-                error=reason,
-                attempts=exc.n_attempts,
-                raw=raw,
-                unreachable=unreachable,
-            )
+            return _failure(exc, raw)
         return Structured(value=value, attempts=len(raw), raw=raw)
+
+
+def _failure(exc: Any, raw: list[str]) -> Structured[Any]:
+    """The outcome of a structured request instructor gave up on: unreachable, or invalid."""
+    cause = exc.__cause__
+    unreachable = isinstance(cause, TransportFailure)
+    if unreachable:
+        reason = f"transport: {cause}"
+    else:
+        reason = f"invalid output after {exc.n_attempts} attempts: {_first_line(cause)}"
+    return Structured(
+        value=None, error=reason, attempts=exc.n_attempts, raw=raw, unreachable=unreachable
+    )
 
 
 def _instructor_mode(mode: str) -> Any:

@@ -151,6 +151,14 @@ class Scored:
     greedy: bool
 
 
+_Wanted = dict[int, list[tuple[int, list[int], list[int]]]]
+"""Per row: (sequence index, row positions of the nodes that predict its scored tokens, the
+scored tokens)."""
+_Asked = tuple[int, int, list[int], list[int]]
+"""One sequence of a batch: (row in the batch, sequence index, predicting positions, scored
+tokens)."""
+
+
 def score_packed(
     lm: Any,
     sequences: Sequence[Sequence[int]],
@@ -159,13 +167,29 @@ def score_packed(
     row_tokens: int = ROW_TOKENS,
 ) -> list[Scored]:
     """Log-probability of the last `scored[i]` tokens of each sequence, prefixes shared."""
-    import torch
-
     packing = pack_trees(sequences, row_tokens)
-    model = lm.model
-    head = plain_output_head(model)
-    # Per row: (sequence index, positions of predicting nodes, target tokens).
-    wanted: dict[int, list[tuple[int, list[int], list[int]]]] = {}
+    wanted = _wanted(packing, sequences, scored)
+    head = plain_output_head(lm.model)
+    results: list[Scored | None] = [None] * len(sequences)
+    for batch in batch_rows(packing.rows, token_budget):
+        requests: list[_Asked] = [
+            (b, index, sources, targets)
+            for b, row_index in enumerate(batch)
+            for index, sources, targets in wanted.get(row_index, [])
+        ]
+        node_of = _predicting_nodes(requests)
+        if not node_of:
+            for _, index, _, _ in requests:
+                results[index] = Scored(logprob=0.0, greedy=True)
+            continue
+        logits = _logits(lm, head, [packing.rows[i] for i in batch], node_of)
+        _read_scores(logits, node_of, requests, results)
+    return [r if r is not None else Scored(0.0, True) for r in results]
+
+
+def _wanted(packing: Packing, sequences: Sequence[Sequence[int]], scored: Sequence[int]) -> _Wanted:
+    """What each row is asked: the sequences it holds, with their scored tokens."""
+    wanted: _Wanted = {}
     for index, (row, path) in enumerate(packing.where):
         count = scored[index]
         sequence = sequences[index]
@@ -175,53 +199,70 @@ def score_packed(
         wanted.setdefault(row, []).append(
             (index, path[start - 1 : len(sequence) - 1], list(sequence[start:]))
         )
-    results: list[Scored | None] = [None] * len(sequences)
+    return wanted
+
+
+def _predicting_nodes(
+    requests: list[_Asked],
+) -> dict[tuple[int, int], int]:
+    """(batch row, position) of every node whose next-token distribution is needed, numbered."""
+    node_of: dict[tuple[int, int], int] = {}
+    for b, _, sources, _ in requests:
+        for position in sources:
+            node_of.setdefault((b, position), len(node_of))
+    return node_of
+
+
+def _logits(
+    lm: Any, head: Any | None, rows: list[PackedRow], node_of: dict[tuple[int, int], int]
+) -> Any:
+    """Float logits (nodes, vocabulary) of the nodes in `node_of`, in its numbering.
+
+    With a plain output head, only those nodes' hidden states are projected.
+    """
+    import torch
+
+    width = max(len(r.tokens) for r in rows)
     pad = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else 0
-    for batch in batch_rows(packing.rows, token_budget):
-        rows = [packing.rows[i] for i in batch]
-        width = max(len(r.tokens) for r in rows)
-        input_ids = torch.full((len(rows), width), pad, dtype=torch.long)
-        positions = torch.zeros((len(rows), width), dtype=torch.long)
-        for b, row in enumerate(rows):
-            input_ids[b, : len(row.tokens)] = torch.tensor(row.tokens, dtype=torch.long)
-            positions[b, : len(row.tokens)] = torch.tensor(row.depths, dtype=torch.long)
-        mask = tree_mask(rows, width).to(lm.device)
-        # The nodes whose next-token distribution is needed, once each.
-        node_of: dict[tuple[int, int], int] = {}
-        for b, row_index in enumerate(batch):
-            for _, sources, _ in wanted.get(row_index, []):
-                for position in sources:
-                    node_of.setdefault((b, position), len(node_of))
-        if not node_of:
-            for row_index in batch:
-                for index, _, _ in wanted.get(row_index, []):
-                    results[index] = Scored(logprob=0.0, greedy=True)
-            continue
-        picks_b = torch.tensor([b for b, _ in node_of], dtype=torch.long)
-        picks_p = torch.tensor([p for _, p in node_of], dtype=torch.long)
-        with torch.inference_mode():
-            kwargs = {
-                "input_ids": input_ids.to(lm.device),
-                "attention_mask": mask,
-                "position_ids": positions.to(lm.device),
-            }
-            if head is not None:
-                hidden = model.base_model(**kwargs).last_hidden_state
-                logits = head(hidden[picks_b, picks_p]).float()
-            else:
-                logits = model(**kwargs).logits[picks_b, picks_p].float()
-            normalizer = torch.logsumexp(logits, dim=-1)
-            best = logits.argmax(dim=-1)
-            for b, row_index in enumerate(batch):
-                for index, sources, targets in wanted.get(row_index, []):
-                    if not targets:
-                        results[index] = Scored(logprob=0.0, greedy=True)
-                        continue
-                    nodes = torch.tensor([node_of[(b, p)] for p in sources], dtype=torch.long)
-                    target = torch.tensor(targets, dtype=torch.long, device=logits.device)
-                    picked = logits[nodes, target] - normalizer[nodes]
-                    results[index] = Scored(
-                        logprob=float(picked.sum()),
-                        greedy=bool((best[nodes] == target).all()),
-                    )
-    return [r if r is not None else Scored(0.0, True) for r in results]
+    input_ids = torch.full((len(rows), width), pad, dtype=torch.long)
+    positions = torch.zeros((len(rows), width), dtype=torch.long)
+    for b, row in enumerate(rows):
+        input_ids[b, : len(row.tokens)] = torch.tensor(row.tokens, dtype=torch.long)
+        positions[b, : len(row.tokens)] = torch.tensor(row.depths, dtype=torch.long)
+    picks_b = torch.tensor([b for b, _ in node_of], dtype=torch.long)
+    picks_p = torch.tensor([p for _, p in node_of], dtype=torch.long)
+    kwargs = {
+        "input_ids": input_ids.to(lm.device),
+        "attention_mask": tree_mask(rows, width).to(lm.device),
+        "position_ids": positions.to(lm.device),
+    }
+    with torch.inference_mode():
+        if head is not None:
+            hidden = lm.model.base_model(**kwargs).last_hidden_state
+            return head(hidden[picks_b, picks_p]).float()
+        return lm.model(**kwargs).logits[picks_b, picks_p].float()
+
+
+def _read_scores(
+    logits: Any,
+    node_of: dict[tuple[int, int], int],
+    requests: list[_Asked],
+    results: list[Scored | None],
+) -> None:
+    """Fill `results` for the batch's sequences from their predicting nodes' logits."""
+    import torch
+
+    with torch.inference_mode():
+        normalizer = torch.logsumexp(logits, dim=-1)
+        best = logits.argmax(dim=-1)
+        for b, index, sources, targets in requests:
+            if not targets:
+                results[index] = Scored(logprob=0.0, greedy=True)
+                continue
+            nodes = torch.tensor([node_of[(b, p)] for p in sources], dtype=torch.long)
+            target = torch.tensor(targets, dtype=torch.long, device=logits.device)
+            picked = logits[nodes, target] - normalizer[nodes]
+            results[index] = Scored(
+                logprob=float(picked.sum()),
+                greedy=bool((best[nodes] == target).all()),
+            )

@@ -156,13 +156,15 @@ class SummaryBuilder:
         if not scores:
             return
         self._add(
-            record["model"],
-            record["task"],
-            scores,
-            bool(record.get("invalid")),
-            record.get("invalid_reason"),
-            record.get("meta") or {},
-            record,
+            (
+                record["model"],
+                record["task"],
+                scores,
+                bool(record.get("invalid")),
+                record.get("invalid_reason"),
+                record.get("meta") or {},
+                record,
+            )
         )
 
     def add_score(self, score: ScoreRecord) -> None:
@@ -195,19 +197,15 @@ class SummaryBuilder:
     def add_entries(self, entries: list[ScoreEntry]) -> None:
         """Count entries made by `entry`, in order."""
         for entry in entries:
-            self._add(*entry)
+            self._add(entry)
 
-    def _add(
-        self,
-        model: str,
-        task: str,
-        scores: dict[str, float],
-        invalid: bool,
-        reason: str | None,
-        meta: dict[str, Any],
-        record: dict[str, Any] | None,
-    ) -> None:
-        """Count one score; `record` (its JSON form) is kept for tasks that aggregate records."""
+    def _add(self, entry: ScoreEntry) -> None:
+        """Count one score; its record (JSON form) is kept for tasks that aggregate records.
+
+        A plain tuple rather than a named one: this runs once per item, and building a named
+        tuple costs several times what building a tuple does.
+        """
+        model, task, scores, invalid, reason, meta, record = entry
         spec = self._spec(task)
         metric = self._metrics.get(task)
         if metric is None:

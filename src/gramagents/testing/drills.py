@@ -207,54 +207,78 @@ class KillReport:
     """The final, uninterrupted run."""
 
 
+@dataclass(frozen=True)
+class KillPlan:
+    """Where a kill-and-resume drill kills its command, and how it reads what was recorded."""
+
+    kills: int
+    expected_requests: int
+    """About how many chat requests an undisturbed run sends; kill points spread over them."""
+    recorded: Callable[[], set[str]]
+    """Tags of the answers the run folder (or cache) holds now."""
+    tag: Callable[[dict[str, Any]], str]
+    """The tag of a request body, comparable with `recorded`'s."""
+    seed: int = 0
+    timeout: float = 600
+    """Seconds for the whole drill."""
+
+
 def kill_and_resume(
+    cmd: list[str], env: dict[str, str], cwd: Path, server: FakeChatServer, plan: KillPlan
+) -> KillReport:
+    """SIGKILL `cmd` at `plan.kills` random points, re-run it after each, then run it to the end.
+
+    A kill point is a number of chat requests the server has received, drawn so that the
+    points spread over a run of about `plan.expected_requests` requests. After each kill,
+    `plan.recorded()` names the answers held; a request the server receives later whose
+    `plan.tag` is among them is reported in `asked_again`.
+    """
+    rng = random.Random(plan.seed)
+    report = KillReport()
+    marks: list[tuple[int, set[str]]] = []
+    step = max(2, plan.expected_requests // (plan.kills + 1))
+    deadline = time.monotonic() + plan.timeout
+    for _ in range(plan.kills):
+        target = server.stats()["chat_requests"] + rng.randint(1, step)
+        if _kill_at(cmd, env, cwd, server, target, deadline):
+            report.kills += 1
+        received = len(server.chat_requests())
+        report.points.append(received)
+        marks.append((received, plan.recorded()))
+    report.last = run_cli(cmd, env, cwd, timeout=max(1.0, deadline - time.monotonic()))
+    bodies = server.chat_requests()
+    for mark, held in marks:
+        later = {plan.tag(b) for b in bodies[mark:]}
+        report.asked_again.extend(sorted(held & later))
+    return report
+
+
+def _kill_at(
     cmd: list[str],
     env: dict[str, str],
     cwd: Path,
     server: FakeChatServer,
-    *,
-    kills: int,
-    expected_requests: int,
-    recorded: Callable[[], set[str]],
-    tag: Callable[[dict[str, Any]], str],
-    seed: int = 0,
-    timeout: float = 600,
-) -> KillReport:
-    """SIGKILL `cmd` at `kills` random points, re-running it after each, then run it to the end.
+    target: int,
+    deadline: float,
+) -> bool:
+    """Run `cmd` until the server has received `target` chat requests, then SIGKILL it.
 
-    A kill point is a number of chat requests the server has received, drawn so that the
-    points spread over a run of about `expected_requests` requests. After each kill,
-    `recorded()` names the answers the run folder (or cache) holds; a request the server
-    receives later whose `tag` is among them is reported in `asked_again`.
+    Returns:
+        Whether it was killed (False: it ended on its own first).
     """
-    rng = random.Random(seed)
-    report = KillReport()
-    marks: list[tuple[int, set[str]]] = []
-    step = max(2, expected_requests // (kills + 1))
-    deadline = time.monotonic() + timeout
-    for _ in range(kills):
-        target = server.stats()["chat_requests"] + rng.randint(1, step)
-        process = subprocess.Popen(
-            cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        while process.poll() is None and server.stats()["chat_requests"] < target:
-            if time.monotonic() > deadline:
-                process.kill()
-                raise TimeoutError("the drill's command ran past its time")
-            time.sleep(0.002)
-        if process.poll() is None:
-            process.send_signal(signal.SIGKILL)
-            report.kills += 1
-        process.wait()
-        received = len(server.chat_requests())
-        report.points.append(received)
-        marks.append((received, recorded()))
-    report.last = run_cli(cmd, env, cwd, timeout=max(1.0, deadline - time.monotonic()))
-    bodies = server.chat_requests()
-    for mark, held in marks:
-        later = {tag(b) for b in bodies[mark:]}
-        report.asked_again.extend(sorted(held & later))
-    return report
+    process = subprocess.Popen(
+        cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    while process.poll() is None and server.stats()["chat_requests"] < target:
+        if time.monotonic() > deadline:
+            process.kill()
+            raise TimeoutError("the drill's command ran past its time")
+        time.sleep(0.002)
+    killed = process.poll() is None
+    if killed:
+        process.send_signal(signal.SIGKILL)
+    process.wait()
+    return killed
 
 
 def fault_plan(

@@ -319,11 +319,16 @@ async def judge_one(
     from ..judging.rubric import judge_messages, judgment_model
 
     outcome = await judge.structured(
-        [Message.model_validate(m) for m in judge_messages(rubric, task_input, answer, template)],
+        ChatRequest(
+            messages=[
+                Message.model_validate(m)
+                for m in judge_messages(rubric, task_input, answer, template)
+            ],
+            params=GenParams(temperature=0.0, max_tokens=384),
+            prompt_hash=template.hash,
+            rubric_hash=rubric.hash,
+        ),
         judgment_model(rubric),
-        params=GenParams(temperature=0.0, max_tokens=384),
-        prompt_hash=template.hash,
-        rubric_hash=rubric.hash,
     )
     verdict: dict[str, Any] = {
         "rubric": rubric.id,

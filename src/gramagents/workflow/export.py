@@ -99,7 +99,8 @@ def _export(
         (staging / EXPORT_INFO).write_text(
             json.dumps(record, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
         )
-        card = dataset_card(manifest, dataset.items, counts, files, dataset.digest, to, licence)
+        facts = CardFacts(manifest, dataset.items, counts, files, dataset.digest, to, licence)
+        card = dataset_card(facts)
         (staging / "README.md").write_text(card, encoding="utf-8")
         if out.exists():
             out.rmdir()  # empty, checked above
@@ -160,21 +161,35 @@ def card_title(manifest: BuildManifest) -> str:
     return title
 
 
-def _front_matter(
-    manifest: BuildManifest, items: list[Item], to: ExportFormat, licence: str
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class CardFacts:
+    """What the dataset card states, gathered by the export."""
+
+    manifest: BuildManifest
+    items: list[Item]
+    counts: dict[str, int]
+    """Items per task."""
+    files: dict[str, str]
+    """Data file (relative to the folder) to its sha256."""
+    digest: str
+    """sha256 of the build's `dataset.jsonl`."""
+    to: ExportFormat
+    licence: str
+
+
+def _front_matter(card: CardFacts) -> dict[str, Any]:
     languages = sorted(
-        {str(i.meta["language"]) for i in items if isinstance(i.meta.get("language"), str)}
+        {str(i.meta["language"]) for i in card.items if isinstance(i.meta.get("language"), str)}
     )
     front: dict[str, Any] = {
-        "license": licence,
-        "pretty_name": card_title(manifest),
+        "license": card.licence,
+        "pretty_name": card_title(card.manifest),
         "tags": ["gramagents", "grammar", "evaluation"],
-        "size_categories": [_size_category(len(items))],
+        "size_categories": [_size_category(len(card.items))],
     }
     if languages:
         front["language"] = languages
-    if to == "parquet":
+    if card.to == "parquet":
         front["configs"] = [
             {
                 "config_name": "default",
@@ -184,30 +199,59 @@ def _front_matter(
     return front
 
 
-def dataset_card(
-    manifest: BuildManifest,
-    items: list[Item],
-    counts: dict[str, int],
-    files: dict[str, str],
-    digest: str,
-    to: ExportFormat,
-    licence: str,
-) -> str:
+_COLUMNS_SECTION = [
+    "## Columns",
+    "",
+    "| column | holds |",
+    "| --- | --- |",
+    "| `id` | the item's id, unique in the dataset |",
+    "| `task` | the task (bank) the item belongs to |",
+    "| `template` | the prompt template the item is rendered with (gramagents `prompts/`) |",
+    "| `vars` | JSON object: the template's variables |",
+    "| `answer` | JSON: the gold answer (`null` where there is none) |",
+    "| `meta` | JSON object: grammar point, category, level, language, provenance |",
+    "",
+]
+_USE_SECTION = [
+    "## Use",
+    "",
+    "```bash",
+    "gramagents eval THIS_FOLDER --model SPEC",
+    "```",
+    "",
+    "`gramagents.json` beside this card holds the build's whole manifest.",
+    "",
+]
+
+
+def dataset_card(card: CardFacts) -> str:
     """The folder's README.md: front matter the Hub reads, then what a reader needs to know."""
-    front = yaml.safe_dump(
-        _front_matter(manifest, items, to, licence), allow_unicode=True, sort_keys=False
-    )
-    source = manifest.source or {}
+    front = yaml.safe_dump(_front_matter(card), allow_unicode=True, sort_keys=False)
     lines = [
         f"---\n{front}---",
         "",
-        f"# {card_title(manifest)}",
+        f"# {card_title(card.manifest)}",
         "",
+        *_origin(card),
+        *_stages(card.manifest),
+        *_COLUMNS_SECTION,
+        *_hashes(card),
+        *_licence(card.licence),
+        *_USE_SECTION,
+    ]
+    return "\n".join(lines)
+
+
+def _origin(card: CardFacts) -> list[str]:
+    """How the build was made, and its items per task."""
+    manifest, counts = card.manifest, card.counts
+    source = manifest.source or {}
+    return [
         f"Built by gramagents with the `{manifest.recipe}` recipe from "
         f"`{Path(str(source.get('path', '?'))).name}`"
         + (f" ({source['points']} grammar points)" if "points" in source else "")
         + f", agents {manifest.agents or 'off'}, seed {manifest.seed}, finished "
-        f"{manifest.finished or manifest.started}. {len(items)} items, one `{SPLIT}` split.",
+        f"{manifest.finished or manifest.started}. {len(card.items)} items, one `{SPLIT}` split.",
         "",
         "## Items per task",
         "",
@@ -216,26 +260,25 @@ def dataset_card(
         *(f"| {task} | {n} |" for task, n in counts.items()),
         f"| total | {sum(counts.values())} |",
         "",
-        *_stages(manifest),
-        "## Columns",
-        "",
-        "| column | holds |",
-        "| --- | --- |",
-        "| `id` | the item's id, unique in the dataset |",
-        "| `task` | the task (bank) the item belongs to |",
-        "| `template` | the prompt template the item is rendered with (gramagents `prompts/`) |",
-        "| `vars` | JSON object: the template's variables |",
-        "| `answer` | JSON: the gold answer (`null` where there is none) |",
-        "| `meta` | JSON object: grammar point, category, level, language, provenance |",
-        "",
+    ]
+
+
+def _hashes(card: CardFacts) -> list[str]:
+    hashes = card.manifest.hashes
+    return [
         "## Hashes (sha256)",
         "",
         "| what | sha256 |",
         "| --- | --- |",
-        *(f"| `{name}` | `{sha}` |" for name, sha in files.items()),
-        f"| `dataset.jsonl` of the build | `{digest}` |",
-        *(f"| {name} | `{sha}` |" for name, sha in manifest.hashes.items() if name != "dataset"),
+        *(f"| `{name}` | `{sha}` |" for name, sha in card.files.items()),
+        f"| `dataset.jsonl` of the build | `{card.digest}` |",
+        *(f"| {name} | `{sha}` |" for name, sha in hashes.items() if name != "dataset"),
         "",
+    ]
+
+
+def _licence(licence: str) -> list[str]:
+    return [
         "## Licence",
         "",
         f"`{licence}`."
@@ -246,16 +289,7 @@ def dataset_card(
             else ""
         ),
         "",
-        "## Use",
-        "",
-        "```bash",
-        "gramagents eval THIS_FOLDER --model SPEC",
-        "```",
-        "",
-        "`gramagents.json` beside this card holds the build's whole manifest.",
-        "",
     ]
-    return "\n".join(lines)
 
 
 def _stages(manifest: BuildManifest) -> list[str]:

@@ -195,27 +195,34 @@ class BankInputs:
         )
 
 
-def _sentence_item(
-    task: str,
-    suffix: str,
-    point: GrammarPoint,
-    instance: Instance,
-    name: str,
-    variables: dict[str, Any],
-    answer: Any,
-    extra: dict[str, Any] | None = None,
-) -> Item:
+@dataclass(frozen=True)
+class _Question:
+    """What a one-sentence item asks: its prompt layout and variables, gold and extra meta."""
+
+    layout: str
+    """Prompt template name (`single`, `sim`, `cat`), before the language suffix."""
+    variables: dict[str, Any]
+    """Template variables besides the sentence."""
+    answer: Any
+    meta: dict[str, Any] = field(default_factory=dict)
+    """Meta besides the point's, the sentence id and the provenance."""
+    suffix: str = ""
+    """Added to the item id after the sentence id (one sentence asked several ways)."""
+
+
+def _sentence_item(task: str, point: GrammarPoint, instance: Instance, question: _Question) -> Item:
     return Item(
-        id=f"{task}/{instance.id}{suffix}",
+        id=f"{task}/{instance.id}{question.suffix}",
         task=task,
         prompt=PromptParts(
-            template=template(name, point.language), vars={"sentence": instance.text, **variables}
+            template=template(question.layout, point.language),
+            vars={"sentence": instance.text, **question.variables},
         ),
-        answer=answer,
+        answer=question.answer,
         meta={
             **point_meta(point),
             "sentence_id": instance.id,
-            **(extra or {}),
+            **question.meta,
             "provenance": instance.provenance.model_dump(mode="json"),
         },
     )
@@ -252,22 +259,19 @@ def single_t(bank: BankInputs, params: BaseModel) -> Iterator[Item]:
     """Each sentence with its own point: gold T."""
     for point in bank.points:
         for instance in bank.sentences[point.id]:
-            yield _sentence_item(
-                "SINGLE-T", "", point, instance, "single", {"point": point.label()}, "T"
-            )
+            question = _Question("single", {"point": point.label()}, "T")
+            yield _sentence_item("SINGLE-T", point, instance, question)
 
 
 def _single_f_item(point: GrammarPoint, instance: Instance, asked: GrammarPoint) -> Item:
-    return _sentence_item(
-        "SINGLE-F",
-        f"/{asked.id}",
-        point,
-        instance,
+    question = _Question(
         "single",
         {"point": asked.label()},
         "F",
         {"asked_point": asked.id, "asked_category": asked.category},
+        suffix=f"/{asked.id}",
     )
+    return _sentence_item("SINGLE-F", point, instance, question)
 
 
 def single_f(bank: BankInputs, params: BaseModel) -> Iterator[Item]:
@@ -359,16 +363,8 @@ def sim_gra(bank: BankInputs, params: BaseModel) -> Iterator[Item]:
                 {"key": LETTERS[i], "text": p.label(), "point": p.id} for i, p in enumerate(choices)
             ]
             answer = LETTERS[choices.index(point)]
-            yield _sentence_item(
-                "SIM-GRA",
-                "",
-                point,
-                instance,
-                "sim",
-                {"options": options},
-                answer,
-                {"options": options},
-            )
+            question = _Question("sim", {"options": options}, answer, {"options": options})
+            yield _sentence_item("SIM-GRA", point, instance, question)
 
 
 def cat_gra(bank: BankInputs, params: BaseModel) -> Iterator[Item]:
@@ -385,16 +381,9 @@ def cat_gra(bank: BankInputs, params: BaseModel) -> Iterator[Item]:
         options = [{"key": p.id, "text": p.label(), "point": p.id} for p in members]
         four_digits = all(re.fullmatch(r"\d{4}", p.id) for p in members)
         for instance in bank.sentences[point.id]:
-            yield _sentence_item(
-                "CAT-GRA",
-                "",
-                point,
-                instance,
-                "cat",
-                {"options": options, "four_digits": four_digits},
-                point.id,
-                {"options": options},
-            )
+            variables = {"options": options, "four_digits": four_digits}
+            question = _Question("cat", variables, point.id, {"options": options})
+            yield _sentence_item("CAT-GRA", point, instance, question)
 
 
 def con_ins_f10(bank: BankInputs, params: BaseModel) -> Iterator[Item]:

@@ -69,13 +69,10 @@ async def generate(task: api.AgentTask, ctx: api.AgentContext) -> api.AgentResul
     )
     params = ctx.params.model_copy(update={"seed": index})
     result = await ctx.model.structured(
-        messages,
+        api.ChatRequest(messages=messages, params=params, prompt_hash=template.hash, sample=index),
         ConfusingInstance,
-        params=params,
-        prompt_hash=template.hash,
         context={"examples": point.examples, "prompt": messages[-1].content},
         max_reasks=ctx.max_reasks,
-        sample=index,
     )
     provenance = ctx.made_by("confusing-instance-generator", template, point.source)
     if result.value is None:

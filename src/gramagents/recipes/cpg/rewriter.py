@@ -14,6 +14,7 @@ from ...api import (
     AgentResult,
     AgentSpec,
     AgentTask,
+    ChatRequest,
     GrammarPoint,
     Instance,
     agent,
@@ -51,10 +52,8 @@ async def rewrite(task: AgentTask, ctx: AgentContext) -> AgentResult:
     template = ctx.template(point.language)
     messages = template.render({**point_vars(point), "sentence": instance.text})
     result = await ctx.model.structured(
-        messages,
+        ChatRequest(messages=messages, params=ctx.params, prompt_hash=template.hash),
         RewrittenSentence,
-        params=ctx.params,
-        prompt_hash=template.hash,
         context={"original": instance.text, "prompt": messages[-1].content},
         max_reasks=ctx.max_reasks,
     )

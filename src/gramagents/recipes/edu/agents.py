@@ -24,6 +24,7 @@ from ...api import (
     AgentSpec,
     AgentTask,
     BuildView,
+    ChatRequest,
     GenParams,
     NodeEnv,
     NodeUpdate,
@@ -77,10 +78,8 @@ async def _ask(
     template = load_prompt(prompt or ctx.prompt)
     params = ctx.params if not prompt else GenParams(max_tokens=96)
     return await ctx.model.structured(
-        template.render(variables),
+        ChatRequest(messages=template.render(variables), params=params, prompt_hash=template.hash),
         schema,
-        params=params,
-        prompt_hash=template.hash,
         max_reasks=ctx.max_reasks,
     )
 

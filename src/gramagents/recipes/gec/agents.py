@@ -101,12 +101,14 @@ async def generate(task: api.AgentTask, ctx: api.AgentContext) -> api.AgentResul
         {**api.point_vars(point), "index": index, "examples": [p.model_dump() for p in point.pairs]}
     )
     result = await ctx.model.structured(
-        messages,
+        api.ChatRequest(
+            messages=messages,
+            params=ctx.params.model_copy(update={"seed": index}),
+            prompt_hash=template.hash,
+            sample=index,
+        ),
         MinimalPairDraft,
-        params=ctx.params.model_copy(update={"seed": index}),
-        prompt_hash=template.hash,
         max_reasks=ctx.max_reasks,
-        sample=index,
     )
     if result.value is None:
         return api.AgentResult([], "failed", failure=result.error)

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ...api import AgentContext, AgentResult, AgentSpec, AgentTask, BuildView, agent
+from ...api import AgentContext, AgentResult, AgentSpec, AgentTask, BuildView, ChatRequest, agent
 from .records import BookSection, book_language
 
 
@@ -63,16 +63,18 @@ async def classify_section(task: AgentTask, ctx: AgentContext) -> AgentResult:
     options: Any = ctx.options
     template = ctx.template("en")
     result = await ctx.model.structured(
-        template.render(
-            {
-                "language": task["language"],
-                "headings": " > ".join(section.path),
-                "text": opening(section, options.words),
-            }
+        ChatRequest(
+            messages=template.render(
+                {
+                    "language": task["language"],
+                    "headings": " > ".join(section.path),
+                    "text": opening(section, options.words),
+                }
+            ),
+            params=ctx.params,
+            prompt_hash=template.hash,
         ),
         SectionClass,
-        params=ctx.params,
-        prompt_hash=template.hash,
         max_reasks=ctx.max_reasks,
     )
     if result.value is None:

@@ -24,6 +24,7 @@ from ...api import (
     AgentSpec,
     AgentTask,
     BuildView,
+    ChatRequest,
     GrammarPoint,
     Instance,
     agent,
@@ -93,17 +94,19 @@ async def cross_check(task: AgentTask, ctx: AgentContext) -> AgentResult:
     point: GrammarPoint = task["point"]
     template = ctx.template("en")
     result = await ctx.model.structured(
-        template.render(
-            {
-                **point_vars(point),
-                "sentence": instance.text,
-                "language": task["language"],
-                "english": instance.annotations.get("english", ""),
-            }
+        ChatRequest(
+            messages=template.render(
+                {
+                    **point_vars(point),
+                    "sentence": instance.text,
+                    "language": task["language"],
+                    "english": instance.annotations.get("english", ""),
+                }
+            ),
+            params=ctx.params,
+            prompt_hash=template.hash,
         ),
         SentenceVerdict,
-        params=ctx.params,
-        prompt_hash=template.hash,
         max_reasks=ctx.max_reasks,
     )
     if result.value is None:

@@ -21,6 +21,7 @@ from ...api import (
     AgentSpec,
     AgentTask,
     BuildView,
+    ChatRequest,
     FilterSpec,
     NodeEnv,
     NodeUpdate,
@@ -109,21 +110,23 @@ async def extract_points(task: AgentTask, ctx: AgentContext) -> AgentResult:
     schema = points_model(tuple(options.categories), tuple(window.pages), options.max_points)
     template = ctx.template("en")
     result = await ctx.model.structured(
-        template.render(
-            {
-                "language": task["language"],
-                "section": window.section,
-                "kind": window.kind,
-                "text": window.text,
-                "row": window.row_text,
-                "pages": window.pages,
-                "categories": options.categories,
-                "max_points": options.max_points,
-            }
+        ChatRequest(
+            messages=template.render(
+                {
+                    "language": task["language"],
+                    "section": window.section,
+                    "kind": window.kind,
+                    "text": window.text,
+                    "row": window.row_text,
+                    "pages": window.pages,
+                    "categories": options.categories,
+                    "max_points": options.max_points,
+                }
+            ),
+            params=ctx.params,
+            prompt_hash=template.hash,
         ),
         schema,
-        params=ctx.params,
-        prompt_hash=template.hash,
         max_reasks=ctx.max_reasks,
     )
     if result.value is None:

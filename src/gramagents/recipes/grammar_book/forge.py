@@ -194,18 +194,20 @@ async def make_twin(task: api.AgentTask, ctx: api.AgentContext) -> api.AgentResu
     options: Any = ctx.options
     template = ctx.template("en")
     result = await ctx.model.structured(
-        template.render(
-            {
-                "language": task["language"],
-                "name": point.name,
-                "description": point.description,
-                "sentence": instance.text,
-                "english": instance.annotations.get("english", ""),
-            }
+        api.ChatRequest(
+            messages=template.render(
+                {
+                    "language": task["language"],
+                    "name": point.name,
+                    "description": point.description,
+                    "sentence": instance.text,
+                    "english": instance.annotations.get("english", ""),
+                }
+            ),
+            params=ctx.params,
+            prompt_hash=template.hash,
         ),
         Twin,
-        params=ctx.params,
-        prompt_hash=template.hash,
         context={"sentence": instance.text, "max_changed_words": options.max_changed_words},
         max_reasks=ctx.max_reasks,
     )

@@ -21,6 +21,7 @@ from ...api import (
     AgentSpec,
     AgentTask,
     BuildView,
+    ChatRequest,
     Instance,
     agent,
     normalise,
@@ -107,13 +108,15 @@ async def generate_pair(task: AgentTask, ctx: AgentContext) -> AgentResult:
         }
     )
     result = await ctx.model.structured(
-        messages,
+        ChatRequest(
+            messages=messages,
+            params=ctx.params.model_copy(update={"seed": index}),
+            prompt_hash=template.hash,
+            sample=index,
+        ),
         SentencePair,
-        params=ctx.params.model_copy(update={"seed": index}),
-        prompt_hash=template.hash,
         context={"length": (options.min_words, options.max_words)},
         max_reasks=ctx.max_reasks,
-        sample=index,
     )
     if result.value is None:
         return AgentResult([], "failed", failure=result.error)

@@ -23,6 +23,7 @@ from ...api import (
     AgentSpec,
     AgentTask,
     BuildView,
+    ChatRequest,
     CheckVerdict,
     Reason,
     agent,
@@ -95,10 +96,10 @@ async def backcheck(task: AgentTask, ctx: AgentContext) -> AgentResult:
     sentence = questions[0].sentence
     variables = {"sentence": sentence, "question": questions[0].blank, "answer": match.answer}
     result = await ctx.model.structured(
-        template.render(variables),
+        ChatRequest(
+            messages=template.render(variables), params=ctx.params, prompt_hash=template.hash
+        ),
         AmbiguityVerdict,
-        params=ctx.params,
-        prompt_hash=template.hash,
         context={"sentence": sentence, "answer": match.answer},
         max_reasks=ctx.max_reasks,
     )
