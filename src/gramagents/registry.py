@@ -7,7 +7,17 @@ announced by module (`announce`) and are imported only when a build or eval asks
 
 from __future__ import annotations
 
-from .agents.base import AgentContext, AgentResult, AgentSpec, agent, agents_in, per_instance
+from .agents.base import (
+    AgentContext,
+    AgentResult,
+    AgentSpec,
+    AgentTask,
+    InstanceTask,
+    PointTask,
+    agent,
+    agents_in,
+    per_instance,
+)
 from .plugins import COMMANDS, Registry, load_recipes
 from .report.build import build_report_section
 from .report.charts import Figure, report_chart
@@ -42,6 +52,7 @@ __all__ = [
     "AgentContext",
     "AgentResult",
     "AgentSpec",
+    "AgentTask",
     "Aggregate",
     "BankBuilderSpec",
     "BuildResources",
@@ -51,11 +62,13 @@ __all__ = [
     "Extraction",
     "FilterSpec",
     "Figure",
+    "InstanceTask",
     "Invalid",
     "ItemScore",
     "Layout",
     "NodeEnv",
     "NodeUpdate",
+    "PointTask",
     "ReadOptions",
     "Registry",
     "ReviewSpec",

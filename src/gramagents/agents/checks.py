@@ -12,12 +12,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..records import CheckVerdict, GrammarPoint, Instance
-from .base import AgentContext, AgentResult, AgentTask, point_vars
+from ..records import CheckVerdict
+from .base import AgentContext, AgentResult, InstanceTask, point_vars
 
 
 async def judge(
-    task: AgentTask,
+    task: InstanceTask,
     ctx: AgentContext,
     check: str,
     verdict_model: type[BaseModel],
@@ -25,8 +25,7 @@ async def judge(
     extra: dict[str, Any] | None = None,
 ) -> AgentResult:
     """Ask a checker about one instance and record its verdict (or its failure)."""
-    instance: Instance = task["instance"]
-    point: GrammarPoint = task["point"]
+    instance, point = task.instance, task.point
     template = ctx.template(point.language)
     result = await ctx.model.structured(
         template.render({**point_vars(point), "sentence": instance.text, **(extra or {})}),

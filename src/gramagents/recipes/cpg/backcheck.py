@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, Field, field_validator
 
-from ...agents.base import AgentContext, AgentResult, AgentSpec, AgentTask, agent, per_instance
+from ...agents.base import AgentContext, AgentResult, AgentSpec, InstanceTask, agent, per_instance
 from ...agents.checks import judge
 from ...records import Instance
 
@@ -44,14 +44,14 @@ class ConfuserVerdict(BaseModel):
     _reason = field_validator("reason")(classmethod(lambda cls, v: _has_reason(v)))
 
 
-async def backcheck(task: AgentTask, ctx: AgentContext) -> AgentResult:
+async def backcheck(task: InstanceTask, ctx: AgentContext) -> AgentResult:
     """Check one generated example."""
     return await judge(
         task, ctx, "instance-backcheck", InstanceVerdict, lambda v: v.contains_point and v.natural
     )
 
 
-async def confuser_backcheck(task: AgentTask, ctx: AgentContext) -> AgentResult:
+async def confuser_backcheck(task: InstanceTask, ctx: AgentContext) -> AgentResult:
     """Check one generated confusing instance."""
     return await judge(
         task, ctx, "confuser-backcheck", ConfuserVerdict, lambda v: v.point_absent and v.natural

@@ -19,13 +19,13 @@ from ...agents.base import (
     AgentContext,
     AgentResult,
     AgentSpec,
-    AgentTask,
+    PointTask,
     agent,
     normalise,
     point_vars,
     points_of,
 )
-from ...records import GrammarPoint, Instance, Provenance
+from ...records import Instance, Provenance
 from ...workflow.nodes import BuildView
 
 Kind = Literal["same-form", "partial-form"]
@@ -77,7 +77,7 @@ class ConfusingInstance(BaseModel):
         return value.strip()
 
 
-def plan(view: BuildView, options: BaseModel) -> list[AgentTask]:
+def plan(view: BuildView, options: BaseModel) -> list[PointTask]:
     """Enough calls per point to reach `per_point` confusing instances."""
     assert isinstance(options, ConfuserOptions)
     have: dict[str, int] = {}
@@ -85,16 +85,15 @@ def plan(view: BuildView, options: BaseModel) -> list[AgentTask]:
         if instance.kind == "confuser" and instance.status == "accepted":
             have[instance.point_id] = have.get(instance.point_id, 0) + 1
     return [
-        {"point": point, "index": index}
+        PointTask(point, index)
         for point in points_of(view)
         for index in range(max(0, options.per_point - have.get(point.id, 0)))
     ]
 
 
-async def generate(task: AgentTask, ctx: AgentContext) -> AgentResult:
+async def generate(task: PointTask, ctx: AgentContext) -> AgentResult:
     """Write one confusing instance for a point (or record why none came back)."""
-    point: GrammarPoint = task["point"]
-    index: int = task["index"]
+    point, index = task.point, task.index
     options = ctx.options
     assert isinstance(options, ConfuserOptions)
     kind = options.kinds[index % len(options.kinds)]

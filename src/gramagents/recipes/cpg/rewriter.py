@@ -15,13 +15,13 @@ from ...agents.base import (
     AgentContext,
     AgentResult,
     AgentSpec,
-    AgentTask,
+    InstanceTask,
     agent,
     normalise,
     per_instance,
     point_vars,
 )
-from ...records import GrammarPoint, Instance, Provenance
+from ...records import Instance, Provenance
 
 _REPEATS = re.compile(r"(.{2,}?)\1{2,}")
 
@@ -54,10 +54,9 @@ class RewrittenSentence(BaseModel):
         return text
 
 
-async def rewrite(task: AgentTask, ctx: AgentContext) -> AgentResult:
+async def rewrite(task: InstanceTask, ctx: AgentContext) -> AgentResult:
     """Rewrite a source example; on failure the source instance carries the reason."""
-    instance: Instance = task["instance"]
-    point: GrammarPoint = task["point"]
+    instance, point = task.instance, task.point
     template = ctx.template(point.language)
     messages = template.render({**point_vars(point), "sentence": instance.text})
     result = await ctx.model.structured(

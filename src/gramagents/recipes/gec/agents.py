@@ -17,7 +17,8 @@ from ...agents.base import (
     AgentContext,
     AgentResult,
     AgentSpec,
-    AgentTask,
+    InstanceTask,
+    PointTask,
     agent,
     normalise,
     per_instance,
@@ -25,7 +26,7 @@ from ...agents.base import (
     points_of,
 )
 from ...agents.checks import judge
-from ...records import GrammarPoint, Instance, Provenance
+from ...records import Instance, Provenance
 from ...workflow.nodes import BuildView
 
 MAX_WORD_EDITS = 5
@@ -119,7 +120,7 @@ class PairVerdict(BaseModel):
         return value.strip()
 
 
-def plan(view: BuildView, options: BaseModel) -> list[AgentTask]:
+def plan(view: BuildView, options: BaseModel) -> list[PointTask]:
     """Enough calls per item to reach `per_item` pairs."""
     assert isinstance(options, PairOptions)
     have: dict[str, int] = {}
@@ -127,16 +128,15 @@ def plan(view: BuildView, options: BaseModel) -> list[AgentTask]:
         if instance.kind == "pair" and instance.status == "accepted":
             have[instance.point_id] = have.get(instance.point_id, 0) + 1
     return [
-        {"point": point, "index": index}
+        PointTask(point, index)
         for point in points_of(view)
         for index in range(max(0, options.per_item - have.get(point.id, 0)))
     ]
 
 
-async def generate(task: AgentTask, ctx: AgentContext) -> AgentResult:
+async def generate(task: PointTask, ctx: AgentContext) -> AgentResult:
     """Write one minimal pair for a grammar item."""
-    point: GrammarPoint = task["point"]
-    index: int = task["index"]
+    point, index = task.point, task.index
     template = ctx.template(point.language)
     messages = template.render(
         {**point_vars(point), "index": index, "examples": [p.model_dump() for p in point.pairs]}
@@ -173,9 +173,9 @@ async def generate(task: AgentTask, ctx: AgentContext) -> AgentResult:
     )
 
 
-async def backcheck(task: AgentTask, ctx: AgentContext) -> AgentResult:
+async def backcheck(task: InstanceTask, ctx: AgentContext) -> AgentResult:
     """Hold a generated pair to the four rules."""
-    instance: Instance = task["instance"]
+    instance = task.instance
     pair_vars = {
         "correction": instance.annotations.get("correction", ""),
         "alternatives": instance.annotations.get("alternatives", []),

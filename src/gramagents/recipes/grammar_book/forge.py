@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from ...agents.base import AgentContext, AgentResult, AgentSpec, AgentTask, agent, normalise
+from ...agents.base import AgentContext, AgentResult, AgentSpec, InstanceTask, agent, normalise
 from ...agents.checks import judge
 from ...records import GrammarPoint, Instance, Provenance
 from ...workflow.nodes import BuildView
@@ -54,24 +55,31 @@ class SentenceVerdict(BaseModel):
         return value.strip()
 
 
-def _sentence_tasks(view: BuildView, keep: Callable[[Instance], bool]) -> list[AgentTask]:
+@dataclass(frozen=True, slots=True)
+class SentenceTask(InstanceTask):
+    """One accepted sentence of a book in `language`, with its point."""
+
+    language: str
+
+
+def _sentence_tasks(view: BuildView, keep: Callable[[Instance], bool]) -> list[SentenceTask]:
     """One task per accepted sentence of a known point that `keep` takes."""
     points = {p.id: p for p in view.of_type(GrammarPoint)}
     language = book_language(view.context)
     return [
-        {"instance": i, "point": points[i.point_id], "language": language}
+        SentenceTask(i, points[i.point_id], language)
         for i in view.of_type(Instance)
         if i.kind == "example" and i.status == "accepted" and i.point_id in points and keep(i)
     ]
 
 
-def _checkable(view: BuildView, options: BaseModel) -> list[AgentTask]:
+def _checkable(view: BuildView, options: BaseModel) -> list[SentenceTask]:
     return _sentence_tasks(view, lambda i: i.origin == "agent")
 
 
-async def backcheck(task: AgentTask, ctx: AgentContext) -> AgentResult:
+async def backcheck(task: SentenceTask, ctx: AgentContext) -> AgentResult:
     """Judge one sentence pair."""
-    instance: Instance = task["instance"]
+    instance = task.instance
     options: Any = ctx.options
     return await judge(
         task,
@@ -82,7 +90,7 @@ async def backcheck(task: AgentTask, ctx: AgentContext) -> AgentResult:
             v.grammatical and v.instantiates_point and v.translation_quality >= options.min_quality
         ),
         extra={
-            "language": task["language"],
+            "language": task.language,
             "english": instance.annotations.get("english", ""),
         },
     )
@@ -160,22 +168,21 @@ class Twin(BaseModel):
         return text
 
 
-def _twinnable(view: BuildView, options: BaseModel) -> list[AgentTask]:
+def _twinnable(view: BuildView, options: BaseModel) -> list[SentenceTask]:
     return _sentence_tasks(
         view, lambda i: any(c.check == BACKCHECK and c.passed for c in i.provenance.checks)
     )
 
 
-async def make_twin(task: AgentTask, ctx: AgentContext) -> AgentResult:
+async def make_twin(task: SentenceTask, ctx: AgentContext) -> AgentResult:
     """The ungrammatical twin of one accepted sentence."""
-    instance: Instance = task["instance"]
-    point: GrammarPoint = task["point"]
+    instance, point = task.instance, task.point
     options: Any = ctx.options
     template = ctx.template("en")
     result = await ctx.model.structured(
         template.render(
             {
-                "language": task["language"],
+                "language": task.language,
                 "name": point.name,
                 "description": point.description,
                 "sentence": instance.text,
