@@ -60,7 +60,7 @@ def loop_work(dataset: Path, out: Path) -> None:
     from gramagents.sources.datasets import read_dataset
     from gramagents.tasks import get_task
     from gramagents.templates import load_prompt
-    from gramagents.workflow.eval_graph import SCORE_META_KEYS
+    from gramagents.workflow.eval_score import SCORE_META_KEYS
 
     backend = create_backend("scripted:bench-graph")
     model = Model(backend)

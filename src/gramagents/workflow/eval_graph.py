@@ -27,10 +27,8 @@ from langgraph.types import Send
 from ..records import ChatRequest, Generation, Item, Loglikelihood, LoglikelihoodRequest
 from ..runtime.memory import collector_paused, keep_out_of_collection
 from .eval_judge import judge_answers
-from .eval_score import SCORE_META_KEYS, ChunkScorer
+from .eval_score import ChunkScorer
 from .eval_work import ChunkState, EvalContext, ItemWork, requests_of
-
-__all__ = ["SCORE_META_KEYS", "EvalContext", "eval_graph"]
 
 CACHED_CHUNK = 1000
 """Items per chunk when the cache holds every answer of the chunk."""
@@ -107,8 +105,10 @@ async def plan(state: EvalState, config: RunnableConfig) -> dict[str, Any]:
     # The rendered requests live until the run ends: keep them out of the collector's walks
     # (the run lets go of them with `long_lived`'s end).
     keep_out_of_collection()
-    cached = [w for w in work if all(k in known for k in w.keys)]
-    fresh = [w for w in work if not all(k in known for k in w.keys)]
+    cached: list[ItemWork] = []
+    fresh: list[ItemWork] = []
+    for entry in work:
+        (cached if known.issuperset(entry.keys) else fresh).append(entry)
     chunks: list[ChunkState] = [
         {"work": cached[k : k + CACHED_CHUNK]} for k in range(0, len(cached), CACHED_CHUNK)
     ]
