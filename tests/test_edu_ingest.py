@@ -21,7 +21,7 @@ from gramagents.agents.base import AgentContext
 from gramagents.errors import InputError
 from gramagents.models import Model, create_backend
 from gramagents.models.scripted import ScriptedBackend
-from gramagents.recipes.edu.agents import standardize
+from gramagents.recipes.edu.agents import UnparsedTask, standardize
 from gramagents.recipes.edu.options import OptionError, answer_letters, split_options
 from gramagents.recipes.edu.sources import read_edueval
 from gramagents.records import GenParams
@@ -219,7 +219,7 @@ def test_the_standardizer_may_give_several_letters(tmp_path):
         params=GenParams(),
         max_reasks=0,
     )
-    result = asyncio.run(standardize({"record": unparsed}, context))
+    result = asyncio.run(standardize(UnparsedTask(unparsed), context))
     [item] = result.records
     assert (result.outcome, item.shape, item.answer) == ("fixed", "mc_multi", "AB")
     assert item.options == poets
@@ -254,7 +254,7 @@ def test_an_item_the_standardizer_makes_reads_its_difficulty_as_the_rules_do(tmp
         params=GenParams(),
         max_reasks=0,
     )
-    [item] = asyncio.run(standardize({"record": unparsed}, context)).records
+    [item] = asyncio.run(standardize(UnparsedTask(unparsed), context)).records
     assert (item.difficulty, item.difficulty_label) == (3, "3")
 
 

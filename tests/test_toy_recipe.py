@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -53,12 +54,17 @@ class Plural(BaseModel):
         return value
 
 
-def plan(view: api.BuildView, options: BaseModel) -> list[dict]:
-    return [{"record": w} for w in view.of_type(Word) if w.origin == "source"]
+@dataclass(frozen=True)
+class WordTask(api.AgentTask):
+    record: Word
 
 
-async def pluralize(task: dict, ctx: api.AgentContext) -> api.AgentResult:
-    word: Word = task["record"]
+def plan(view: api.BuildView, options: BaseModel) -> list[WordTask]:
+    return [WordTask(w) for w in view.of_type(Word) if w.origin == "source"]
+
+
+async def pluralize(task: WordTask, ctx: api.AgentContext) -> api.AgentResult:
+    word = task.record
     template = ctx.template("en")
     request = ChatRequest(
         messages=template.render({"word": word.text}), params=ctx.params,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import unicodedata
 from collections import Counter
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
@@ -64,21 +64,62 @@ class AgentResult:
     """What the failure record says besides the task and the reason."""
 
 
-AgentTask = dict[str, Any]
-"""One call of an agent, as its planner made it (e.g. `point` and `instance`, or `record`)."""
-AgentFn = Callable[[AgentTask, AgentContext], Awaitable[AgentResult]]
-Planner = Callable[[BuildView, BaseModel], list[AgentTask]]
+@dataclass(frozen=True, slots=True)
+class AgentTask:
+    """One call of an agent, as its planner made it: a subclass names what the call works on.
+
+    A failed call's record names the task by its fields (`described`).
+    """
+
+    def described(self) -> dict[str, Any]:
+        """The task's fields as a failure record names them (records, and lists of them, by id)."""
+        return {f.name: _reference(getattr(self, f.name)) for f in fields(self)}
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceTask(AgentTask):
+    """A call about one instance of a grammar point."""
+
+    instance: Instance
+    point: GrammarPoint
+
+
+@dataclass(frozen=True, slots=True)
+class PointTask(AgentTask):
+    """The `index`-th call about a grammar point (e.g. the index-th sentence to make)."""
+
+    point: GrammarPoint
+    index: int
+
+
+def _reference(value: Any) -> Any:
+    """How a task's value is named in a failure record (records, and lists of them, by id)."""
+    if isinstance(value, BaseModel) and hasattr(value, "id"):
+        return value.id
+    if (
+        isinstance(value, list | tuple)
+        and value
+        and all(isinstance(v, BaseModel) and hasattr(v, "id") for v in value)
+    ):
+        return [v.id for v in value]  # type: ignore[attr-defined]
+    return value if isinstance(value, str | int | float | bool) or value is None else str(value)
+
+
+TaskT = TypeVar("TaskT", bound=AgentTask)
+AgentFn = Callable[[TaskT, AgentContext], Awaitable[AgentResult]]
+"""An agent's call: its own kind of `AgentTask`, and the node's context."""
+Planner = Callable[[BuildView, BaseModel], Sequence[TaskT]]
 Offline = Callable[[BuildView, BaseModel], NodeUpdate]
 Finish = Callable[[BuildView, BaseModel, NodeEnv], Awaitable[NodeUpdate]]
 
 
 @dataclass(frozen=True)
-class AgentSpec:
-    """A registered agent."""
+class AgentSpec(Generic[TaskT]):
+    """A registered agent, over its own kind of task."""
 
     name: str
-    run: AgentFn
-    plan: Planner
+    run: AgentFn[TaskT]
+    plan: Planner[TaskT]
     """The calls to make, given the build so far and the node's options."""
     options: type[BaseModel] = NoOptions
     description: str = ""
@@ -92,13 +133,13 @@ class AgentSpec:
     """A step over the whole set after every call has returned (with agents on or off)."""
 
 
-def per_instance(selects: Callable[[Instance], bool]) -> Planner:
+def per_instance(selects: Callable[[Instance], bool]) -> Planner[InstanceTask]:
     """A planner calling the agent once for each instance `selects` accepts."""
 
-    def plan(view: BuildView, options: BaseModel) -> list[AgentTask]:
+    def plan(view: BuildView, options: BaseModel) -> list[InstanceTask]:
         by_id: dict[str, GrammarPoint] = view.context.get("points", {})
         return [
-            {"instance": i, "point": by_id[i.point_id]}
+            InstanceTask(i, by_id[i.point_id])
             for i in view.of_type(Instance)
             if selects(i) and i.point_id in by_id
         ]
@@ -111,7 +152,7 @@ def points_of(view: BuildView) -> list[GrammarPoint]:
     return list(view.context.get("points", {}).values())
 
 
-def calls_to_reach(view: BuildView, kind: str, wanted: int) -> list[AgentTask]:
+def calls_to_reach(view: BuildView, kind: str, wanted: int) -> list[PointTask]:
     """Calls that bring every grammar point to `wanted` accepted instances of `kind`.
 
     A point that has some already (from its source, or a resumed build) gets fewer calls;
@@ -121,7 +162,7 @@ def calls_to_reach(view: BuildView, kind: str, wanted: int) -> list[AgentTask]:
         i.point_id for i in view.of_type(Instance) if i.kind == kind and i.status == "accepted"
     )
     return [
-        {"point": point, "index": index}
+        PointTask(point, index)
         for point in points_of(view)
         for index in range(max(0, wanted - have[point.id]))
     ]

@@ -13,8 +13,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel
 
-from ..records import ChatRequest, CheckVerdict, GrammarPoint, Instance
-from .base import AgentContext, AgentResult, AgentTask, normalise, point_vars
+from ..records import ChatRequest, CheckVerdict
+from .base import AgentContext, AgentResult, InstanceTask, normalise, point_vars
 
 REPEATS = re.compile(r"(.{2,}?)\1{2,}")
 """Two or more characters said three times or more in a row: a model caught in a loop."""
@@ -55,7 +55,7 @@ def not_copied(text: str, instructions: str) -> str:
 
 
 async def judge(
-    task: AgentTask,
+    task: InstanceTask,
     ctx: AgentContext,
     check: str,
     verdict_model: type[BaseModel],
@@ -63,8 +63,7 @@ async def judge(
     extra: dict[str, Any] | None = None,
 ) -> AgentResult:
     """Ask a checker about one instance and record its verdict (or its failure)."""
-    instance: Instance = task["instance"]
-    point: GrammarPoint = task["point"]
+    instance, point = task.instance, task.point
     template = ctx.template(point.language)
     result = await ctx.model.structured(
         ChatRequest(

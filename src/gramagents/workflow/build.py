@@ -36,7 +36,7 @@ from ..tasks.registry import BuildResources, get_builder
 from ..templates import load_prompt
 from ..versions import package_versions
 from .build_graph import AgentStage, BuildContext, FilterStage, Stage, build_graph
-from .nodes import FILTERS, BuildView, NodeEnv, file_of
+from .nodes import FILTERS, BuildFailure, BuildView, NodeEnv, file_of
 from .recipe import AgentNode, FilterNode, Recipe, agent_prompts, load_recipe
 from .review import REVIEWS, ReviewJob, apply_decisions, read_review
 
@@ -147,7 +147,7 @@ def _initial_state(source: SourceData) -> dict[str, Any]:
     state: dict[str, Any] = {
         "records": {r.id: r for r in source.records},  # type: ignore[attr-defined]
         "flags": {},
-        "failures": [{"stage": source.stage, **f} for f in source.failures],
+        "failures": [BuildFailure.of(source.stage, f) for f in source.failures],
     }
     if source.stats:
         state["tallies"] = {source.stage: dict(source.stats)}
@@ -214,7 +214,7 @@ async def _build_in(run: Run, job: _Build) -> BuildResult:
             _count(manifest, job, state, view)
             run.write_text("recipe.yaml", job.recipe_file.read_text(encoding="utf-8"))
             if state.get("failures"):
-                run.write_jsonl("failures.jsonl", state["failures"])
+                run.write_jsonl("failures.jsonl", [f.as_json() for f in state["failures"]])
             finish_build(run, manifest, job.recipe, view, state["items"])
         except BaseException as exc:
             run.settle(manifest, exc)
@@ -229,7 +229,7 @@ def _count(manifest: BuildManifest, job: _Build, state: dict[str, Any], view: Bu
     manifest.counts = Counts(
         requests_sent=sum(m.stats.requests_sent for m in models),
         cache_hits=sum(m.stats.cache_hits for m in models),
-        failed=sum(1 for f in failures if f.get("stage") in counted),
+        failed=sum(1 for f in failures if f.stage in counted),
     )
     manifest.stages = state.get("tallies", {})
     manifest.flagged = len(view.flags)

@@ -5,8 +5,9 @@
 The reader's records and counts are the graph's initial state. An agent node is
 `prepare-<name>`, which plans its calls and fans them out with `Send` (one task per call; the
 model behind the agent bounds and batches the requests), the fanned-out `<name>` tasks, and a
-`finish-<name>` step when the agent has one; with agents off it is one node running the
-agent's `offline` step (and its `finish`). A filter node runs once over the whole set. The
+`finish-<name>` step when the agent has one; with agents off it is a node running the
+agent's `offline` step, then its `finish-<name>` step. Nodes return updates, which the state's
+reducers (`Annotated` channels) merge. A filter node runs once over the whole set. The
 `banks` node runs the recipe's deterministic bank builder. The next node starts once every task
 of the previous one has finished; as it starts, it reports the stages that finished before it
 (their counts and time) to the build's progress, and the banks node reports itself.
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import operator
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, TypedDict
 
@@ -30,6 +31,7 @@ from ..progress import ProgressSink, SilentProgress, stage_line
 from ..records import Item
 from ..tasks.registry import BankBuilderSpec, BuildResources
 from .nodes import (
+    BuildFailure,
     BuildView,
     FilterSpec,
     NodeEnv,
@@ -46,7 +48,7 @@ class BuildState(TypedDict, total=False):
     records: Annotated[dict[str, BaseModel], merge_records]
     flags: Annotated[dict[str, list[str]], merge_flags]
     tallies: Annotated[dict[str, dict[str, int]], merge_tallies]
-    failures: Annotated[list[dict[str, Any]], operator.add]
+    failures: Annotated[list[BuildFailure], operator.add]
     items: list[Item]
 
 
@@ -104,7 +106,7 @@ def view_of(state: BuildState, ctx: BuildContext) -> BuildView:
     )
 
 
-def _plan(stage: AgentStage, state: BuildState, config: RunnableConfig) -> list[AgentTask]:
+def _plan(stage: AgentStage, state: BuildState, config: RunnableConfig) -> Sequence[AgentTask]:
     return stage.spec.plan(view_of(state, _context(config)), stage.options)
 
 
@@ -127,19 +129,6 @@ def _dispatch(stage: AgentStage, after: str) -> Callable[..., list[Send] | str]:
     return dispatch
 
 
-def _reference(value: Any) -> Any:
-    """How a task's value is named in a failure record (records, and lists of them, by id)."""
-    if isinstance(value, BaseModel) and hasattr(value, "id"):
-        return value.id
-    if (
-        isinstance(value, list | tuple)
-        and value
-        and all(isinstance(v, BaseModel) and hasattr(v, "id") for v in value)
-    ):
-        return [v.id for v in value]  # type: ignore[attr-defined]
-    return value if isinstance(value, str | int | float | bool) or value is None else str(value)
-
-
 def _agent_node(stage: AgentStage) -> Callable[..., Any]:
     async def run(task: AgentTask, config: RunnableConfig) -> dict[str, Any]:
         assert stage.context is not None
@@ -149,12 +138,17 @@ def _agent_node(stage: AgentStage) -> Callable[..., Any]:
         update = NodeUpdate(records=result.records, removed=result.removed, flags=result.flags)
         if result.outcome is not None:
             update.counts = {result.outcome: 1}
+        state = update.state(stage.name)
         if result.failure is not None:
-            described = {key: _reference(value) for key, value in task.items()}
-            update.failures = [
-                {"agent": stage.spec.name, **described, "reason": result.failure, **result.details}
-            ]
-        return update.state(stage.name)
+            failure = BuildFailure(
+                stage.name,
+                result.failure,
+                agent=stage.spec.name,
+                subject=task.described(),
+                details=dict(result.details),
+            )
+            state["failures"] = [failure]
+        return state
 
     return run
 
@@ -170,37 +164,14 @@ def _finish_node(stage: AgentStage) -> Callable[..., Any]:
 
 
 def _offline_node(stage: AgentStage) -> Callable[..., Any]:
+    """The agent's step with `--agents off` (its `finish` follows as a node of its own)."""
+
     async def offline(state: BuildState, config: RunnableConfig) -> dict[str, Any]:
-        ctx = _context(config)
-        result: dict[str, Any] = {}
-        if stage.spec.offline is not None:
-            result = stage.spec.offline(view_of(state, ctx), stage.options).state(stage.name)
-        if stage.spec.finish is None:
-            return result
-        after = state
-        if result:  # the finish step sees what the offline step changed
-            after = {
-                **state,
-                "records": merge_records(state.get("records", {}), result.get("records", {})),
-                "flags": merge_flags(state.get("flags", {}), result.get("flags", {})),
-            }
-        finished = await stage.spec.finish(view_of(after, ctx), stage.options, ctx.env)
-        return _combine(result, finished.state(stage.name))
+        if stage.spec.offline is None:
+            return {}
+        return stage.spec.offline(view_of(state, _context(config)), stage.options).state(stage.name)
 
     return offline
-
-
-def _combine(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
-    combined = dict(first)
-    reducers: dict[str, Callable[[Any, Any], Any]] = {
-        "records": lambda a, b: {**a, **b},
-        "flags": merge_flags,
-        "tallies": merge_tallies,
-        "failures": operator.add,
-    }
-    for key, value in second.items():
-        combined[key] = reducers[key](combined[key], value) if key in combined else value
-    return combined
 
 
 def _filter_node(stage: FilterStage) -> Callable[..., Any]:
@@ -254,12 +225,16 @@ async def banks(state: BuildState, config: RunnableConfig) -> dict[str, Any]:
 
 def _add_agent(graph: StateGraph, stage: AgentStage, previous: str, after: str) -> str:
     """Wire an agent stage after `previous`; returns the node the next stage follows."""
-    if stage.context is None:  # agents off
+    finish = f"finish-{stage.name}" if stage.spec.finish is not None else None
+    if stage.context is None:  # agents off: the offline step, then the finish step
         graph.add_node(stage.name, _entry_of(stage.name, _offline_node(stage)))
         graph.add_edge(previous, stage.name)
-        return stage.name
+        if finish is None:
+            return stage.name
+        graph.add_node(finish, _finish_node(stage))
+        graph.add_edge(stage.name, finish)
+        return finish
     prepare = f"prepare-{stage.name}"
-    finish = f"finish-{stage.name}" if stage.spec.finish is not None else None
     graph.add_node(prepare, _entry_of(stage.name, _prepare_node(stage), announce=False))
     graph.add_node(stage.name, _agent_node(stage))
     graph.add_edge(previous, prepare)

@@ -13,10 +13,9 @@ is not asked again; answers whose score line was lost are served from the respon
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..errors import GramagentsError
 from ..models import BackendSettings, Model, create_backend
@@ -33,12 +32,15 @@ from ..runtime.retry import RetryPolicy
 from ..runtime.run import ResumeChanged, Run
 from ..sources.answers import AnswerFile
 from ..sources.datasets import Dataset, open_dataset
-from ..tasks import TaskSpec
-from ..templates import PromptTemplate, load_prompt
+from ..templates import load_prompt
 from .eval_manifest import EvalSetting, count, eval_manifest
 from .eval_resume import ItemInputs, check_resume
+from .eval_work import EvalContext
 from .pair_conditioning import pair_conditionings
 from .selection import Selection, select_items
+
+if TYPE_CHECKING:
+    from ..judging.rubric import Rubric
 
 MAX_CHUNKS_IN_FLIGHT = 4
 COLLECT_EVERY = 20_000
@@ -301,41 +303,32 @@ async def _evaluate(
             else items  # a fresh run: nothing to leave out
         )
         resumed += len(items) - len(pending)
-        if pending:
-            await _evaluate_model(
-                model,
-                pending,
-                setting.selection.tasks,
-                writer,
-                progress,
-                # the last model's report is the run's, written once when the run settles
-                None
-                if model is models[-1]
-                else lambda: run_reports.write_eval_report(
-                    writer.folder, manifest, writer.summary.summary()
-                ),
-                setting.templates,
-                judge,
-                setting.rubrics,
-                setting.selection.conditioning,
+        if not pending:
+            continue
+        context = EvalContext(
+            model=model,
+            tasks=setting.selection.tasks,
+            records=writer.chunk,
+            templates=setting.templates,
+            judge=judge,
+            rubrics=setting.rubrics,
+            conditioning=setting.selection.conditioning,
+        )
+        if model is not models[-1]:  # the last model's report is the run's, written when it settles
+            context.report = lambda: run_reports.write_eval_report(
+                writer.folder, manifest, writer.summary.summary()
             )
+        await _evaluate_model(context, pending, progress)
     return resumed
 
 
 async def _evaluate_model(
-    model: Model,
-    pending: list[Item],
-    tasks: dict[str, TaskSpec],
-    writer: RecordWriter,
-    progress: ProgressSink,
-    report: Callable[[], object] | None,
-    templates: dict[str, PromptTemplate],
-    judge: Model | None,
-    rubrics: dict[str, Any] | None,
-    conditioning: dict[str, str],
+    context: EvalContext, pending: list[Item], progress: ProgressSink
 ) -> None:
-    from .eval_graph import EvalContext, eval_graph  # langgraph: imported only when needed
+    """Run one model's pending items through the eval graph, counting them as they are scored."""
+    from .eval_graph import eval_graph  # langgraph: imported only when needed
 
+    model, judge = context.model, context.judge
     judged = f", judged by {judge.label}" if judge is not None else ""
     progress.start(f"eval {model.label}{judged}", len(pending))
     try:
@@ -348,18 +341,7 @@ async def _evaluate_model(
             def tally(name: str, count: int) -> None:
                 progress.advance(0, **{name: count})
 
-            context = EvalContext(
-                model=model,
-                tasks=tasks,
-                records=writer.chunk,
-                advance=advance,
-                tally=tally,
-                report=report,
-                templates=templates,
-                judge=judge,
-                rubrics=rubrics or {},
-                conditioning=conditioning,
-            )
+            context.advance, context.tally = advance, tally
             await eval_graph().ainvoke(
                 {"items": pending},
                 config={
@@ -372,7 +354,7 @@ async def _evaluate_model(
         await model.backend.aclose()
 
 
-def _rubrics(names: list[str]) -> dict[str, Any]:
+def _rubrics(names: list[str]) -> dict[str, Rubric]:
     """The rubrics the items' answers are judged with, by name (a broken one fails here)."""
     if not names:
         return {}  # nothing is judged: the rubric module is not even imported

@@ -6,7 +6,7 @@ The first is known before anything is asked; the second is counted when the run 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..models import Model
 from ..models.base import Backend
@@ -21,6 +21,7 @@ from .eval_resume import JUDGE_KEY, endpoint_text
 from .selection import Selection
 
 if TYPE_CHECKING:
+    from ..judging.rubric import Rubric
     from .eval import EvalOptions
 
 
@@ -33,7 +34,7 @@ class EvalSetting:
     backends: list[Backend]
     templates: dict[str, PromptTemplate]
     """Every template the run renders (the judge's included), by name."""
-    rubrics: dict[str, Any]
+    rubrics: dict[str, Rubric]
     """The rubrics of the judged items, by the name items and tasks give."""
     judge: Backend | None
 

@@ -12,10 +12,9 @@ say whether a change touches its records.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from ..errors import RunError
-from ..records import EvalManifest, Item
+from ..records import EvalManifest, InputChange, Item
 from ..runtime.reconcile import Stale, count_stale
 from ..runtime.run import ResumeChanged, Run
 from ..tasks import TaskSpec
@@ -93,7 +92,7 @@ class ItemInputs:
             keys.update(self._judged)
         return frozenset(keys)
 
-    def stale(self, changes: Mapping[str, Any]) -> Stale:
+    def stale(self, changes: Mapping[str, tuple[str, str]]) -> Stale:
         """`stale(model, item)`: whether a change touches that model's answer to the item."""
 
         def touched(model: str, item_id: str) -> bool:
@@ -110,7 +109,7 @@ def check_resume(
     dataset_digest: str,
     item_inputs: ItemInputs,
     policy: ResumeChanged,
-) -> tuple[EvalManifest | None, list[Any], Stale | None]:
+) -> tuple[EvalManifest | None, list[InputChange], Stale | None]:
     """The earlier manifest, the changes to record and the predicate of stale records.
 
     Refuses (one line) a folder of another dataset, and one whose inputs changed under

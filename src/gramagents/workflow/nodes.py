@@ -49,6 +49,54 @@ class BuildView:
         return [r for r in self.records.values() if isinstance(r, kind)]
 
 
+@dataclass(slots=True)
+class BuildFailure:
+    """Something a build could not make or keep: where, what, and why.
+
+    Written to the run's `failures.jsonl` as `stage`, `agent` (for an agent's call), the
+    fields naming what failed, `reason`, then the details (`as_json`).
+    """
+
+    stage: str
+    """The stage (graph node, or the reader) it failed in."""
+    reason: str | None
+    """Why (None when the fields say it their own way)."""
+    agent: str | None = None
+    """The agent whose call failed, for an agent's failure."""
+    subject: dict[str, Any] = field(default_factory=dict)
+    """What failed (e.g. a record's `id`, or the task's records by id)."""
+    details: dict[str, Any] = field(default_factory=dict)
+    """What else the record says."""
+
+    @classmethod
+    def of(cls, stage: str, fields: dict[str, Any]) -> BuildFailure:
+        """A failure a node or reader described as fields (a `stage` among them wins).
+
+        The fields before `reason` name what failed, those after it are details.
+        """
+        keys = [k for k in fields if k != "stage"]
+        reason = fields.get("reason")
+        cut = keys.index("reason") if "reason" in keys else len(keys)
+        after = cut + 1 if reason is not None else cut  # a null reason stays a detail
+        return cls(
+            stage=fields.get("stage", stage),
+            reason=reason,
+            subject={k: fields[k] for k in keys[:cut]},
+            details={k: fields[k] for k in keys[after:]},
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        """The line `failures.jsonl` holds."""
+        line: dict[str, Any] = {"stage": self.stage}
+        if self.agent is not None:
+            line["agent"] = self.agent
+        line.update(self.subject)
+        if self.reason is not None:
+            line["reason"] = self.reason
+        line.update(self.details)
+        return line
+
+
 @dataclass
 class NodeUpdate:
     """What a node changed: records, flags, failures, and its own counts."""
@@ -76,7 +124,7 @@ class NodeUpdate:
         if self.counts:
             update["tallies"] = {stage: self.counts}
         if self.failures:
-            update["failures"] = [{"stage": stage, **f} for f in self.failures]
+            update["failures"] = [BuildFailure.of(stage, f) for f in self.failures]
         return update
 
 

@@ -17,8 +17,8 @@ from ...api import (
     AgentContext,
     AgentResult,
     AgentSpec,
-    AgentTask,
     Instance,
+    InstanceTask,
     Reason,
     agent,
     judge_instance,
@@ -42,14 +42,14 @@ class ConfuserVerdict(BaseModel):
     reason: Reason = Field(description="One sentence saying why.")
 
 
-async def backcheck(task: AgentTask, ctx: AgentContext) -> AgentResult:
+async def backcheck(task: InstanceTask, ctx: AgentContext) -> AgentResult:
     """Check one generated example."""
     return await judge_instance(
         task, ctx, "instance-backcheck", InstanceVerdict, lambda v: v.contains_point and v.natural
     )
 
 
-async def confuser_backcheck(task: AgentTask, ctx: AgentContext) -> AgentResult:
+async def confuser_backcheck(task: InstanceTask, ctx: AgentContext) -> AgentResult:
     """Check one generated confusing instance."""
     return await judge_instance(
         task, ctx, "confuser-backcheck", ConfuserVerdict, lambda v: v.point_absent and v.natural

@@ -50,16 +50,15 @@ class ConfusingInstance(BaseModel):
         return api.not_copied(text, context.get("prompt", ""))
 
 
-def plan(view: api.BuildView, options: BaseModel) -> list[api.AgentTask]:
+def plan(view: api.BuildView, options: BaseModel) -> list[api.PointTask]:
     """Enough calls per point to reach `per_point` confusing instances."""
     assert isinstance(options, ConfuserOptions)
     return api.calls_to_reach(view, "confuser", options.per_point)
 
 
-async def generate(task: api.AgentTask, ctx: api.AgentContext) -> api.AgentResult:
+async def generate(task: api.PointTask, ctx: api.AgentContext) -> api.AgentResult:
     """Write one confusing instance for a point (or record why none came back)."""
-    point: api.GrammarPoint = task["point"]
-    index: int = task["index"]
+    point, index = task.point, task.index
     options = ctx.options
     assert isinstance(options, ConfuserOptions)
     kind = options.kinds[index % len(options.kinds)]

@@ -13,10 +13,9 @@ from ...api import (
     AgentContext,
     AgentResult,
     AgentSpec,
-    AgentTask,
     ChatRequest,
-    GrammarPoint,
     Instance,
+    InstanceTask,
     agent,
     normalise,
     not_copied,
@@ -45,10 +44,9 @@ class RewrittenSentence(BaseModel):
         return not_copied(text, context.get("prompt", "").replace(original, ""))
 
 
-async def rewrite(task: AgentTask, ctx: AgentContext) -> AgentResult:
+async def rewrite(task: InstanceTask, ctx: AgentContext) -> AgentResult:
     """Rewrite a source example; on failure the source instance carries the reason."""
-    instance: Instance = task["instance"]
-    point: GrammarPoint = task["point"]
+    instance, point = task.instance, task.point
     template = ctx.template(point.language)
     messages = template.render({**point_vars(point), "sentence": instance.text})
     result = await ctx.model.structured(

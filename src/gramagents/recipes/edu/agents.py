@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -95,13 +96,27 @@ def _describe(entry: Unparsed) -> dict[str, Any]:
     }
 
 
-def _plan_unparsed(view: BuildView, options: BaseModel) -> list[AgentTask]:
-    return [{"record": entry} for entry in view.of_type(Unparsed)]
+@dataclass(frozen=True, slots=True)
+class UnparsedTask(AgentTask):
+    """One exam line the rules could not parse, for the standardizer."""
+
+    record: Unparsed
 
 
-async def standardize(task: AgentTask, ctx: AgentContext) -> AgentResult:
+@dataclass(frozen=True, slots=True)
+class ItemTask(AgentTask):
+    """One standardized exam item."""
+
+    record: EduItem
+
+
+def _plan_unparsed(view: BuildView, options: BaseModel) -> list[UnparsedTask]:
+    return [UnparsedTask(entry) for entry in view.of_type(Unparsed)]
+
+
+async def standardize(task: UnparsedTask, ctx: AgentContext) -> AgentResult:
     """One unparsed line to an item, or a failure with the reason."""
-    entry: Unparsed = task["record"]
+    entry = task.record
     outcome = await _ask(ctx, {"raw": entry.text, "reason": entry.reason}, Standardized)
     value = outcome.value
     letters = _letters(value) if value is not None else None
@@ -170,13 +185,13 @@ def _short(view: BuildView, options: BaseModel) -> list[EduItem]:
     ]
 
 
-def _plan_short(view: BuildView, options: BaseModel) -> list[AgentTask]:
-    return [{"record": item} for item in _short(view, options)]
+def _plan_short(view: BuildView, options: BaseModel) -> list[ItemTask]:
+    return [ItemTask(item) for item in _short(view, options)]
 
 
-async def complete_options(task: AgentTask, ctx: AgentContext) -> AgentResult:
+async def complete_options(task: ItemTask, ctx: AgentContext) -> AgentResult:
     """Propose the missing wrong options, keep those the back-check confirms are wrong."""
-    item: EduItem = task["record"]
+    item = task.record
     options = ctx.options
     assert isinstance(options, DistractorOptions) and item.options
     needed = options.options - len(item.options)
@@ -273,16 +288,16 @@ class RouteOptions(BaseModel):
     """Characters of each prompt the classifier reads (a passage's start says its kind)."""
 
 
-def _plan_items(view: BuildView, options: BaseModel) -> list[AgentTask]:
-    return [{"record": item} for item in view.of_type(EduItem)]
+def _plan_items(view: BuildView, options: BaseModel) -> list[ItemTask]:
+    return [ItemTask(item) for item in view.of_type(EduItem)]
 
 
-async def route(task: AgentTask, ctx: AgentContext) -> AgentResult:
+async def route(task: ItemTask, ctx: AgentContext) -> AgentResult:
     """The router's verdict on one item, kept on the item."""
     from .taxonomy import level as find_level
     from .taxonomy import router_guide
 
-    item: EduItem = task["record"]
+    item = task.record
     outcome = await _ask(ctx, {"guide": router_guide(), "item": item.prompt[:1500]}, Route)
     if outcome.value is None:
         verdict: dict[str, Any] = {"router": None, "error": outcome.error}

@@ -86,16 +86,15 @@ class PairVerdict(BaseModel):
     reason: api.Reason = Field(description="One sentence saying why.")
 
 
-def plan(view: api.BuildView, options: BaseModel) -> list[api.AgentTask]:
+def plan(view: api.BuildView, options: BaseModel) -> list[api.PointTask]:
     """Enough calls per item to reach `per_item` pairs."""
     assert isinstance(options, PairOptions)
     return api.calls_to_reach(view, "pair", options.per_item)
 
 
-async def generate(task: api.AgentTask, ctx: api.AgentContext) -> api.AgentResult:
+async def generate(task: api.PointTask, ctx: api.AgentContext) -> api.AgentResult:
     """Write one minimal pair for a grammar item."""
-    point: api.GrammarPoint = task["point"]
-    index: int = task["index"]
+    point, index = task.point, task.index
     template = ctx.template(point.language)
     messages = template.render(
         {**api.point_vars(point), "index": index, "examples": [p.model_dump() for p in point.pairs]}
@@ -129,9 +128,9 @@ async def generate(task: api.AgentTask, ctx: api.AgentContext) -> api.AgentResul
     )
 
 
-async def backcheck(task: api.AgentTask, ctx: api.AgentContext) -> api.AgentResult:
+async def backcheck(task: api.InstanceTask, ctx: api.AgentContext) -> api.AgentResult:
     """Hold a generated pair to the four rules."""
-    instance: api.Instance = task["instance"]
+    instance = task.instance
     pair_vars = {
         "correction": instance.annotations.get("correction", ""),
         "alternatives": instance.annotations.get("alternatives", []),

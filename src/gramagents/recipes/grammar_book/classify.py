@@ -10,6 +10,7 @@ section it cannot judge stays undecided and is not read; with agents off nothing
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -41,13 +42,19 @@ class SectionClass(BaseModel):
         return " ".join(value.split())
 
 
-def plan_sections(view: BuildView, options: BaseModel) -> list[AgentTask]:
+@dataclass(frozen=True, slots=True)
+class SectionTask(AgentTask):
+    """One undecided section of a book in `language`."""
+
+    section: BookSection
+    language: str
+
+
+def plan_sections(view: BuildView, options: BaseModel) -> list[SectionTask]:
     """One call per undecided section."""
     language = book_language(view.context)
     return [
-        {"section": s, "language": language}
-        for s in view.of_type(BookSection)
-        if s.decision == "undecided"
+        SectionTask(s, language) for s in view.of_type(BookSection) if s.decision == "undecided"
     ]
 
 
@@ -57,16 +64,16 @@ def opening(section: BookSection, words: int) -> str:
     return " ".join(" ".join(parts).split()[:words])
 
 
-async def classify_section(task: AgentTask, ctx: AgentContext) -> AgentResult:
+async def classify_section(task: SectionTask, ctx: AgentContext) -> AgentResult:
     """Keep or drop one undecided section."""
-    section: BookSection = task["section"]
+    section = task.section
     options: Any = ctx.options
     template = ctx.template("en")
     result = await ctx.model.structured(
         ChatRequest(
             messages=template.render(
                 {
-                    "language": task["language"],
+                    "language": task.language,
                     "headings": " > ".join(section.path),
                     "text": opening(section, options.words),
                 }

@@ -14,6 +14,7 @@ the bank builder never offers a point that applies as a wrong option (`distracto
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -22,11 +23,11 @@ from ...api import (
     AgentContext,
     AgentResult,
     AgentSpec,
-    AgentTask,
     BuildView,
     ChatRequest,
     GrammarPoint,
     Instance,
+    InstanceTask,
     agent,
     point_vars,
 )
@@ -63,35 +64,39 @@ def _accepted(view: BuildView, kind: str) -> list[Instance]:
     return [i for i in view.of_type(Instance) if i.kind == kind and i.status == "accepted"]
 
 
-def plan_checks(view: BuildView, options: BaseModel) -> list[AgentTask]:
+@dataclass(frozen=True, slots=True)
+class CrossCheckTask(InstanceTask):
+    """Whether `point` applies to a sentence (`kind` distractor), or a twin is grammatical."""
+
+    kind: str
+    language: str
+
+
+def plan_checks(view: BuildView, options: BaseModel) -> list[CrossCheckTask]:
     """Per accepted sentence its likeliest other points; per twin its own point."""
     assert isinstance(options, CrossCheckOptions)
     points = {p.id: p for p in view.of_type(GrammarPoint)}
     language = book_language(view.context)
-    tasks: list[AgentTask] = []
+    tasks: list[CrossCheckTask] = []
     for sentence in _accepted(view, "example"):
         if sentence.point_id not in points:
             continue
         others = [p for k, p in sorted(points.items()) if k != sentence.point_id]
         others.sort(key=lambda p: -affinity(sentence, p))  # stable: ties in id order
         chosen = others if options.candidates is None else others[: options.candidates]
-        tasks += [
-            {"instance": sentence, "point": p, "kind": "distractor", "language": language}
-            for p in chosen
-        ]
+        tasks += [CrossCheckTask(sentence, p, "distractor", language) for p in chosen]
     if options.twins:
         tasks += [
-            {"instance": twin, "point": points[twin.point_id], "kind": "twin", "language": language}
+            CrossCheckTask(twin, points[twin.point_id], "twin", language)
             for twin in _accepted(view, "pair")
             if twin.point_id in points
         ]
     return tasks
 
 
-async def cross_check(task: AgentTask, ctx: AgentContext) -> AgentResult:
+async def cross_check(task: CrossCheckTask, ctx: AgentContext) -> AgentResult:
     """Ask whether a point applies to a sentence (or whether a twin is grammatical)."""
-    instance: Instance = task["instance"]
-    point: GrammarPoint = task["point"]
+    instance, point = task.instance, task.point
     template = ctx.template("en")
     result = await ctx.model.structured(
         ChatRequest(
@@ -99,7 +104,7 @@ async def cross_check(task: AgentTask, ctx: AgentContext) -> AgentResult:
                 {
                     **point_vars(point),
                     "sentence": instance.text,
-                    "language": task["language"],
+                    "language": task.language,
                     "english": instance.annotations.get("english", ""),
                 }
             ),
@@ -112,13 +117,13 @@ async def cross_check(task: AgentTask, ctx: AgentContext) -> AgentResult:
     if result.value is None:
         return AgentResult([], "failed", failure=result.error)
     verdict: Any = result.value
-    twin = task["kind"] == "twin"
+    twin = task.kind == "twin"
     applies = bool(verdict.grammatical if twin else verdict.instantiates_point)
     check = PointCheck(
         id=f"{instance.id}|{point.id}",
         sentence_id=instance.id,
         point_id=point.id,
-        kind=task["kind"],
+        kind=task.kind,
         applies=applies,
         reason=verdict.reason,
         model=ctx.model.label,

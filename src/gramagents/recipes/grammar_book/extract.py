@@ -10,6 +10,7 @@ the book's, never the model's). The merge step unites points found by several wi
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -91,10 +92,19 @@ def points_model(categories: tuple[str, ...], pages: tuple[int, ...], most: int)
     )
 
 
-def plan_windows(view: BuildView, options: BaseModel) -> list[AgentTask]:
+@dataclass(frozen=True, slots=True)
+class WindowTask(AgentTask):
+    """One window of a book in `language` (`code`: the language's code)."""
+
+    window: BookWindow
+    language: str
+    code: str
+
+
+def plan_windows(view: BuildView, options: BaseModel) -> list[WindowTask]:
     """One call per window."""
     language, code = book_language(view.context), view.context.get("book", {}).get("code", "")
-    return [{"window": w, "language": language, "code": code} for w in view.of_type(BookWindow)]
+    return [WindowTask(w, language, code) for w in view.of_type(BookWindow)]
 
 
 def grounded(example: str, window: BookWindow) -> bool:
@@ -103,9 +113,9 @@ def grounded(example: str, window: BookWindow) -> bool:
     return bool(wanted) and wanted in normalise(f"{window.text} {' '.join(window.row)}")
 
 
-async def extract_points(task: AgentTask, ctx: AgentContext) -> AgentResult:
+async def extract_points(task: WindowTask, ctx: AgentContext) -> AgentResult:
     """Grammar points of one window."""
-    window: BookWindow = task["window"]
+    window = task.window
     options: Any = ctx.options
     schema = points_model(tuple(options.categories), tuple(window.pages), options.max_points)
     template = ctx.template("en")
@@ -113,7 +123,7 @@ async def extract_points(task: AgentTask, ctx: AgentContext) -> AgentResult:
         ChatRequest(
             messages=template.render(
                 {
-                    "language": task["language"],
+                    "language": task.language,
                     "section": window.section,
                     "kind": window.kind,
                     "text": window.text,
@@ -145,7 +155,7 @@ async def extract_points(task: AgentTask, ctx: AgentContext) -> AgentResult:
                 level="",
                 name=draft.name,
                 description=draft.description,
-                language=task["code"],
+                language=task.code,
                 examples=[e.strip() for e in draft.examples if grounded(e, window)],
                 pages=sorted(set(draft.source_pages)),
                 windows=[window.id],

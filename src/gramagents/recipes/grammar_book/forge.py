@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
@@ -51,26 +52,33 @@ class SentenceVerdict(BaseModel):
         return value.strip()
 
 
+@dataclass(frozen=True, slots=True)
+class SentenceTask(api.InstanceTask):
+    """One accepted sentence of a book in `language`, with its point."""
+
+    language: str
+
+
 def _sentence_tasks(
     view: api.BuildView, keep: Callable[[api.Instance], bool]
-) -> list[api.AgentTask]:
+) -> list[SentenceTask]:
     """One task per accepted sentence of a known point that `keep` takes."""
     points = {p.id: p for p in view.of_type(api.GrammarPoint)}
     language = book_language(view.context)
     return [
-        {"instance": i, "point": points[i.point_id], "language": language}
+        SentenceTask(i, points[i.point_id], language)
         for i in view.of_type(api.Instance)
         if i.kind == "example" and i.status == "accepted" and i.point_id in points and keep(i)
     ]
 
 
-def _checkable(view: api.BuildView, options: BaseModel) -> list[api.AgentTask]:
+def _checkable(view: api.BuildView, options: BaseModel) -> list[SentenceTask]:
     return _sentence_tasks(view, lambda i: i.origin == "agent")
 
 
-async def backcheck(task: api.AgentTask, ctx: api.AgentContext) -> api.AgentResult:
+async def backcheck(task: SentenceTask, ctx: api.AgentContext) -> api.AgentResult:
     """Judge one sentence pair."""
-    instance: api.Instance = task["instance"]
+    instance = task.instance
     options: Any = ctx.options
     return await api.judge_instance(
         task,
@@ -81,7 +89,7 @@ async def backcheck(task: api.AgentTask, ctx: api.AgentContext) -> api.AgentResu
             v.grammatical and v.instantiates_point and v.translation_quality >= options.min_quality
         ),
         extra={
-            "language": task["language"],
+            "language": task.language,
             "english": instance.annotations.get("english", ""),
         },
     )
@@ -159,7 +167,7 @@ class Twin(BaseModel):
         return text
 
 
-def _twinnable(view: api.BuildView, options: BaseModel) -> list[api.AgentTask]:
+def _twinnable(view: api.BuildView, options: BaseModel) -> list[SentenceTask]:
     return _sentence_tasks(
         view, lambda i: any(c.check == BACKCHECK and c.passed for c in i.provenance.checks)
     )
@@ -187,17 +195,16 @@ def twin_record(instance: api.Instance, twin: Twin, provenance: api.Provenance) 
     )
 
 
-async def make_twin(task: api.AgentTask, ctx: api.AgentContext) -> api.AgentResult:
+async def make_twin(task: SentenceTask, ctx: api.AgentContext) -> api.AgentResult:
     """The ungrammatical twin of one accepted sentence."""
-    instance: api.Instance = task["instance"]
-    point: api.GrammarPoint = task["point"]
+    instance, point = task.instance, task.point
     options: Any = ctx.options
     template = ctx.template("en")
     result = await ctx.model.structured(
         api.ChatRequest(
             messages=template.render(
                 {
-                    "language": task["language"],
+                    "language": task.language,
                     "name": point.name,
                     "description": point.description,
                     "sentence": instance.text,

@@ -11,6 +11,7 @@ the model; what still fails is a failure with its reason.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
@@ -78,26 +79,34 @@ class SentencePair(BaseModel):
         return self
 
 
-def plan_points(view: BuildView, options: BaseModel) -> list[AgentTask]:
+@dataclass(frozen=True, slots=True)
+class PairTask(AgentTask):
+    """The `index`-th sentence pair to make for a book's point, in `language`."""
+
+    point: BookPoint
+    index: int
+    language: str
+
+
+def plan_points(view: BuildView, options: BaseModel) -> list[PairTask]:
     """`per_point` calls per grammar point."""
     assert isinstance(options, PairOptions)
     language = book_language(view.context)
     return [
-        {"point": point, "index": index, "language": language}
+        PairTask(point, index, language)
         for point in view.of_type(BookPoint)
         for index in range(options.per_point)
     ]
 
 
-async def generate_pair(task: AgentTask, ctx: AgentContext) -> AgentResult:
+async def generate_pair(task: PairTask, ctx: AgentContext) -> AgentResult:
     """One sentence pair for one point."""
-    point: BookPoint = task["point"]
-    index: int = task["index"]
+    point, index = task.point, task.index
     options: Any = ctx.options
     template = ctx.template("en")
     messages = template.render(
         {
-            "language": task["language"],
+            "language": task.language,
             "name": point.name,
             "category": point.category,
             "description": point.description,

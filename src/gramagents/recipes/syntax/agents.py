@@ -14,6 +14,7 @@ otherwise. A check that yields no valid verdict is recorded as failed, never as 
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
@@ -71,7 +72,15 @@ class AmbiguityVerdict(BaseModel):
         return self
 
 
-def plan(view: BuildView, options: BaseModel) -> list[AgentTask]:
+@dataclass(frozen=True, slots=True)
+class MatchTask(AgentTask):
+    """One match of a checked point, with the test questions asked of it."""
+
+    match: SyntaxMatch
+    questions: list[SyntaxQuestion]
+
+
+def plan(view: BuildView, options: BaseModel) -> list[MatchTask]:
     """One call per match of the points checked, with the test questions asked of it.
 
     MVP's copies of a True/False question are among them: they share its verdict.
@@ -83,13 +92,12 @@ def plan(view: BuildView, options: BaseModel) -> list[AgentTask]:
         match = matches.get(question.match_id)
         if question.role == "test" and match is not None and match.point in options.points:
             asked[question.match_id].append(question)
-    return [{"match": matches[key], "questions": found} for key, found in asked.items()]
+    return [MatchTask(matches[key], found) for key, found in asked.items()]
 
 
-async def backcheck(task: AgentTask, ctx: AgentContext) -> AgentResult:
+async def backcheck(task: MatchTask, ctx: AgentContext) -> AgentResult:
     """Ask whether the match's answer is the only reading; record the verdict on its questions."""
-    match: SyntaxMatch = task["match"]
-    questions: list[SyntaxQuestion] = task["questions"]
+    match, questions = task.match, task.questions
     options = ctx.options
     assert isinstance(options, BackcheckOptions)
     template = ctx.template("en")
