@@ -58,5 +58,5 @@ def test_calls_to_reach_counts_only_accepted_instances_of_the_kind():
     ]
     view = BuildView({i.id: i for i in have}, {"points": points})
     tasks = calls_to_reach(view, "pair", 2)
-    assert [(t["point"].id, t["index"]) for t in tasks] == [("a", 0)]
+    assert [(t.point.id, t.index) for t in tasks] == [("a", 0)]
     assert len(calls_to_reach(view, "confuser", 3)) == 2 + 3
