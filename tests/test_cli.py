@@ -148,3 +148,30 @@ def test_eval_help_lists_every_registered_dataset_format(tmp_path):
     assert result.returncode == 0, result.stderr
     assert {"cpg-eval", "blimp", "climp", "gramagents"} <= set(known_formats())
     assert f"Dataset format: {', '.join(known_formats())} " in result.stdout
+
+
+def test_build_help_says_what_limit_counts_for_each_recipe_from_its_reader(tmp_path, monkeypatch):
+    from gramagents.cli_runtime import limit_help
+    from gramagents.sources import SOURCES, source_reader
+
+    @source_reader("leaf-pile", unit="leaves")
+    def read_leaves(path, options):
+        raise AssertionError("help reads no source")
+
+    (tmp_path / "graphs").mkdir()
+    (tmp_path / "graphs" / "leafy.yaml").write_text(
+        "recipe: leafy\nsource: leaf-pile\nnodes:\n"
+        "  - name: banks\n    builder: cpg\n    tasks: {SINGLE-T: {}}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "graphs" / "broken.yaml").write_text("recipe: [\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    try:
+        said = limit_help()
+    finally:
+        SOURCES.unregister("leaf-pile")
+    assert "leaves (leafy)" in said and "trees (syntax-qa)" in said
+    assert "broken" not in said
+    units = [SOURCES.get(s).unit for s in ("grammar-table", "treebank", "grammar-book")]
+    assert units == ["grammar points", "trees", "pages"]
+    assert "grammar points (cpg)" in said and "pages (grammar-book)" in said

@@ -17,6 +17,7 @@ from .cli_runtime import (
     apply_threads,
     fail,
     format_help,
+    limit_help,
     may_name_a_recipe_command,
     progress_display,
     standalone,
@@ -60,16 +61,10 @@ Limit = Annotated[
         "meta.question, else one item), spread over categories and source files.",
     ),
 ]
-SourceLimit = Annotated[
-    int | None,
-    typer.Option(
-        "--limit",
-        min=1,
-        help="Read only the first N units of the source, as its recipe counts them: pages "
-        "(grammar-book), trees (syntax-qa), grammar points (cpg), grammar items (gec), items "
-        "(edu).",
-    ),
-]
+SOURCE_LIMIT_OPTION = typer.Option(
+    "--limit", min=1, help="Read only the first N units of the source (`build --help` lists them)."
+)
+SourceLimit = Annotated[int | None, SOURCE_LIMIT_OPTION]
 Seed = Annotated[int | None, typer.Option(help="Seed for sampling and shuffles.")]
 Concurrency = Annotated[int, typer.Option(min=1, help="Requests in flight at once (API models).")]
 NoCache = Annotated[
@@ -480,7 +475,7 @@ def main() -> None:
 
     add_profile_command(app)
     if "--help" in sys.argv[1:]:  # only then: listing the formats imports the recipes
-        FORMAT_OPTION.help = format_help()
+        FORMAT_OPTION.help, SOURCE_LIMIT_OPTION.help = format_help(), limit_help()
     if may_name_a_recipe_command(app, sys.argv[1:]):
         add_recipe_commands()
     with command_process():

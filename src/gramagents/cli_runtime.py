@@ -96,6 +96,26 @@ def format_help() -> str:
     return f"Dataset format: {names} (gramagents also reads exported folders)."
 
 
+def limit_help() -> str:
+    """`build --limit`'s help: what each recipe's source reader counts (from the registry)."""
+    from .resources import available_recipes
+    from .sources import SOURCES
+    from .workflow.recipe import load_recipe
+
+    units = []
+    for name in available_recipes():
+        try:
+            recipe, _ = load_recipe(name)
+            source = SOURCES.get(recipe.reader.reader)
+        except GramagentsError:  # a broken recipe file is reported when it is built
+            continue
+        if source is not None:
+            units.append(f"{source.unit} ({name})")
+    return (
+        f"Read only the first N units of the source, as its recipe counts them: {', '.join(units)}."
+    )
+
+
 def add_commands(app: typer.Typer) -> None:
     """Add the subcommands recipes register (e.g. `m2`) to `app`, once each."""
     from .plugins import COMMANDS

@@ -57,14 +57,34 @@ class SourceData:
 
 
 SourceReader = Callable[[Path, ReadOptions], SourceData]
-SOURCES: Registry[SourceReader] = Registry("source reader")
+
+
+@dataclass(frozen=True)
+class Source:
+    """A registered build-source reader, and what `build --limit` counts in its source."""
+
+    read: SourceReader
+    unit: str = "records"
+    """The units `ReadOptions.limit` keeps the first N of (e.g. `trees`), for the help."""
+
+    def __call__(self, path: Path, options: ReadOptions) -> SourceData:
+        """Read `path` with the registered reader."""
+        return self.read(path, options)
+
+
+SOURCES: Registry[Source] = Registry("source reader")
 """A recipe's `source:` names one of these; recipes announce their readers by module."""
 
 
-def source_reader(name: str) -> Callable[[SourceReader], SourceReader]:
-    """Register the reader of a build source under the name recipes give as `source:`."""
+def source_reader(name: str, *, unit: str = "records") -> Callable[[SourceReader], SourceReader]:
+    """Register the reader of a build source under the name recipes give as `source:`.
+
+    `unit` names what `--limit N` keeps the first N of; `gramagents build --help` lists it
+    for each recipe.
+    """
 
     def register(reader: SourceReader) -> SourceReader:
-        return SOURCES.register(name, reader)
+        SOURCES.register(name, Source(reader, unit))
+        return reader
 
     return register

@@ -291,7 +291,7 @@ def _csv_point(point_id: str, entry: dict[str, Any], path: Path) -> api.GrammarP
     )
 
 
-@api.source_reader("grammar-table")
+@api.source_reader("grammar-table", unit="grammar points")
 def grammar_table_source(path: Path, options: api.ReadOptions) -> api.SourceData:
     """The build source: the points of `path`, one instance per sentence."""
     dropped: list[dict[str, Any]] = []

@@ -8,7 +8,7 @@ from ...api import InputError, ReadOptions, SourceData, source_reader
 from .sources import read_edueval
 
 
-@source_reader("edueval")
+@source_reader("edueval", unit="items")
 def edueval_source(path: Path, options: ReadOptions) -> SourceData:
     """Items the rules standardized, then the lines they could not (for the standardizer)."""
     if not path.is_dir():

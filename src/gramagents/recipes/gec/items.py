@@ -202,7 +202,7 @@ def _from_csv(path: Path, text: str, dropped: list[dict[str, Any]]) -> list[Gram
     return list(items.values())
 
 
-@source_reader("grammar-items")
+@source_reader("grammar-items", unit="grammar items")
 def grammar_items_source(path: Path, options: ReadOptions) -> SourceData:
     """The build source: the points of `path`, one instance per sentence."""
     dropped: list[dict[str, Any]] = []

@@ -59,7 +59,7 @@ def _tally(outline: Outline) -> dict[str, int]:
     }
 
 
-@source_reader("grammar-book")
+@source_reader("grammar-book", unit="pages")
 def read_grammar_book(path: Path, options: ReadOptions) -> SourceData:
     """Sections of a grammar book, with its pages' fate in the stats and the warnings."""
     book = _options(path, options.options)

@@ -26,7 +26,7 @@ class TreebankOptions(BaseModel):
     .bracketed)."""
 
 
-@source_reader("treebank")
+@source_reader("treebank", unit="trees")
 def read_treebank(path: Path, options: ReadOptions) -> SourceData:
     """Every tree of the source, in file order (`--limit N`: the first N trees)."""
     try:
