@@ -47,7 +47,7 @@ class EmbeddedBackend(HFBackend):
             raise SpecError(spec.raw, "smollm2 takes no model name (options go after '?')")
         if "gguf_file" in spec.options:
             raise SpecError(spec.raw, "smollm2 always uses its packaged GGUF file")
-        require("hf", "local models (hf:, smollm2)")  # before the model file: both are needed
+        require("hf", "a local model (hf:, smollm2)")  # before the model file: both are needed
         hf_spec = replace(
             spec, target=str(embedded_folder()), options={**spec.options, "gguf_file": GGUF_FILE}
         )

@@ -92,7 +92,7 @@ class HFBackend(Backend):
     def __init__(self, spec: ModelSpec, settings: BackendSettings) -> None:
         super().__init__(spec, settings)
         spec.reject_unknown_options(OPTIONS)
-        require("hf", "local models (hf:, smollm2)")
+        require("hf", "a local model (hf:, smollm2)")
         if not spec.target:
             raise SpecError(spec.raw, "hf: needs a local folder or a hub id, e.g. hf:./my-model")
         self.target = spec.target
