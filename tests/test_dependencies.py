@@ -197,7 +197,7 @@ def hand_build(folder: Path) -> Path:
          "'export' extra: pip install 'gramagents[export]'"),
         ("altair", ["view", "{run}", "--out", "{out}"], "the run viewer needs the 'viewer' "
          "extra: pip install 'gramagents[viewer]'"),
-        ("torch", ["eval", "{run}", "--model", "smollm2", "--run-dir", "{out}"], "local models "
+        ("torch", ["eval", "{run}", "--model", "smollm2", "--run-dir", "{out}"], "a local model "
          "(hf:, smollm2) needs the 'hf' extra: pip install 'gramagents[hf]'"),
     ],
 )  # fmt: skip
