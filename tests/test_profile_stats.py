@@ -7,7 +7,7 @@ import pytest
 
 from gramagents.profile.compute import Settings, competences, paired, weakest_points
 from gramagents.profile.scores import ItemScore, share
-from gramagents.profile.stats import chance_corrected, holm, paired_difference
+from gramagents.profile.stats import chance_corrected, holm, holm_adjusted, paired_difference
 
 SETTINGS = Settings(boot=1000, seed=7)
 COMPETENCE_OF = {
@@ -102,6 +102,13 @@ def test_holm_corrects_the_p_values_of_a_comparison_together():
     assert [t.p_holm for t in corrected] == pytest.approx(
         [min(1, 3 * ps[0]), min(1, 2 * ps[1]), 1.0]
     )
+
+
+def test_holm_steps_down_keeping_the_adjusted_values_in_order_of_the_raw_ones():
+    # sorted: 0.01 x 3 = 0.03; 0.012 x 2 = 0.024, raised to 0.03; 0.04 x 1; 0.5 x 3 capped at 1
+    assert holm_adjusted([0.04, 0.012, 0.01]) == pytest.approx([0.04, 0.03, 0.03])
+    assert holm_adjusted([0.5, 0.6]) == [1.0, 1.0]
+    assert holm_adjusted([]) == []
 
 
 def test_paired_comparison_of_two_scripted_models_per_task_and_competence():

@@ -2,8 +2,10 @@
 
 Intervals are percentile bootstraps from `scipy.stats.bootstrap` over items (the percentile
 method, not BCa: BCa is undefined when every item scores the same, which a competence a model
-masters does). Paired tests use `statsmodels`: McNemar's exact test on the discordant items of
-tasks scored right or wrong, and Holm's step-down correction over every test of one comparison.
+masters does). Paired tests: McNemar's exact test on the discordant items of tasks scored right
+or wrong (the two-sided binomial test of `scipy.stats.binomtest` at one half, which is what the
+exact McNemar test is), and Holm's step-down correction over every test of one comparison (a
+few lines here: scipy has no Holm, and statsmodels would bring pandas into every install for it).
 Everything is seeded, so a profile computed twice prints the same figures.
 """
 
@@ -15,8 +17,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
-from statsmodels.stats.contingency_tables import mcnemar
-from statsmodels.stats.multitest import multipletests
 
 CONFIDENCE = 0.95
 
@@ -121,8 +121,8 @@ def paired_difference(a: np.ndarray, b: np.ndarray, boot: int, seed: int) -> Pai
         return Paired(len(a), difference, None)
     a_only = int(np.sum((a == 1.0) & (b == 0.0)))
     b_only = int(np.sum((a == 0.0) & (b == 1.0)))
-    table = [[0, a_only], [b_only, 0]]  # concordant cells do not enter the exact test
-    p = 1.0 if a_only + b_only == 0 else float(mcnemar(table, exact=True).pvalue)
+    discordant = a_only + b_only  # concordant items do not enter the exact test
+    p = 1.0 if discordant == 0 else float(stats.binomtest(a_only, discordant, 0.5).pvalue)
     return Paired(len(a), difference, p, a_only, b_only)
 
 
@@ -131,9 +131,24 @@ def holm(pairs: list[Paired]) -> list[Paired]:
     tested = [i for i, pair in enumerate(pairs) if pair.p is not None]
     if not tested:
         return pairs
-    _, corrected, _, _ = multipletests([pairs[i].p for i in tested], method="holm")
+    corrected = holm_adjusted([pairs[i].p for i in tested])
     out = list(pairs)
     for i, value in zip(tested, corrected, strict=True):
         pair = pairs[i]
         out[i] = Paired(pair.n, pair.difference, pair.p, pair.a_only, pair.b_only, float(value))
     return out
+
+
+def holm_adjusted(p_values: list[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given.
+
+    The k-th smallest of m p-values is multiplied by m - k + 1 (k from 1), the products are
+    made non-decreasing in that order, and capped at 1.
+    """
+    m = len(p_values)
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, index in enumerate(sorted(range(m), key=p_values.__getitem__)):
+        running = max(running, min(1.0, (m - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted
