@@ -57,7 +57,18 @@ def stubborn(request) -> str:
     return _asked(request).split()[1]
 
 
-for _name, _fn in (("syntax-oracle", oracle), ("syntax-coin", coin), ("syntax-stubborn", stubborn)):
+def restater(request) -> str:
+    """The answer quoted first, then the question restated with the phrase it quotes."""
+    question = _asked(request).rsplit("Question: ", 1)[-1].splitlines()[0]
+    return f"“{GOLD[_asked(request)]}”: {question.replace('_____', 'that')}"
+
+
+for _name, _fn in (
+    ("syntax-oracle", oracle),
+    ("syntax-coin", coin),
+    ("syntax-stubborn", stubborn),
+    ("syntax-restater", restater),
+):
     ScriptedBackend.register(_name, _fn)
 SCRIPTED = ["scripted:syntax-oracle", "scripted:syntax-coin", "scripted:syntax-stubborn"]
 
@@ -306,3 +317,16 @@ def test_a_series_number_that_is_no_number_is_one_clear_error(dataset, in_tmp):
     )
     assert outcome.exit_code != 0 and "Traceback" not in outcome.output
     assert "params must be a number such as 7B or 220000, not 'big'" in outcome.output
+
+
+def test_a_fill_in_answer_followed_by_the_question_restated_is_read_as_the_answer(
+    dataset, tmp_path
+):
+    evaluate(dataset, tmp_path / "eval", ["scripted:syntax-restater"])
+    fitb = [
+        json.loads(line)
+        for line in (tmp_path / "eval" / "scores.jsonl").open()
+        if '"SYNTAX-FITB' in line
+    ]
+    assert fitb
+    assert [r["item_id"] for r in fitb if r["scores"]["acc"] != 1.0] == []

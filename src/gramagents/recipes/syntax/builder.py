@@ -120,6 +120,7 @@ def _item(
     meta: dict[str, Any] = {
         # a borrowed copy asks its lender's question: --limit takes the two together
         "question": question.borrowed_from or question.id,
+        "asked": question.question,  # the text: reading an answer skips the phrases it quotes
         "point": question.point,
         "category": question.category,
         "type": question.type,

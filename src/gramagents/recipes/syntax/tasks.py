@@ -58,8 +58,11 @@ def _continuation(text: str, meta: Mapping[str, Any]) -> str | None:
 
 
 def _anchors(meta: Mapping[str, Any]) -> set[str]:
-    """The phrases the question itself quotes (`the subject of “likes”`): never the answer."""
-    question = str(meta.get("question") or "")
+    """The phrases the question itself quotes (`the subject of “likes”`): never the answer.
+
+    The question's text is the item's `asked` (its `question` is the engine's question id).
+    """
+    question = str(meta.get("asked") or "")
     return {m.strip(_QUOTES).rstrip(".,").strip().lower() for m in _QUOTED.findall(question)}
 
 
