@@ -136,6 +136,14 @@ def test_every_declared_language_needs_its_prompt(tmp_path):
     assert recipe.languages == ["en"]  # undeclared: the prompts are in English
 
 
+def test_a_prompt_name_with_other_braces_is_a_prompt_not_found(tmp_path):
+    text = GOOD.replace("cpg/rewrite.{language}.md", "cpg/rewrite.{language}.{v}.md")
+    with pytest.raises(InputError) as caught:
+        load_recipe(str(write(tmp_path, text)))
+    assert caught.value.field == "nodes[0].prompt"
+    assert "prompt 'cpg/rewrite.{language}.{v}.md' not found for language 'en'" in str(caught.value)
+
+
 def test_an_agent_reads_the_prompt_of_its_points_language_else_the_first():
     recipe, _ = load_recipe("cpg")
     assert recipe.languages == ["en", "zh"]

@@ -17,6 +17,15 @@ from ..templates import PromptTemplate, load_prompt
 from ..workflow.nodes import BuildView, NodeEnv, NodeUpdate, NoOptions
 
 
+def prompt_name(prompt: str, language: str) -> str:
+    """The prompt file a node's `prompt` names for `language` (`{language}` in it replaced).
+
+    Only `{language}` is a placeholder: other braces are part of the name, so a name that is
+    no file is reported as not found rather than failing to format.
+    """
+    return prompt.replace("{language}", language)
+
+
 @dataclass
 class AgentContext:
     """What an agent node hands its agent: the model, the prompt and the decoding."""
@@ -33,7 +42,7 @@ class AgentContext:
     def template(self, language: str) -> PromptTemplate:
         """The prompt template for a point's language."""
         chosen = language if language in self.languages else self.languages[0]
-        return load_prompt(self.prompt.format(language=chosen))
+        return load_prompt(prompt_name(self.prompt, chosen))
 
     def made_by(
         self, agent: str, template: PromptTemplate, source: list[SourceRef] | None = None

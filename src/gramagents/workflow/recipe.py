@@ -23,6 +23,7 @@ from pydantic import (
 
 from .. import resources
 from ..agents import get_agent, known_agents
+from ..agents.base import prompt_name
 from ..errors import GramagentsError, InputError
 from ..extras import require
 from ..records import GenParams
@@ -271,7 +272,7 @@ def agent_prompts(node: AgentNode, languages: list[str]) -> dict[str, str]:
     """An agent node's prompt files by language (one, keyed "", without `{language}`)."""
     if "{language}" not in node.prompt:
         return {"": node.prompt}
-    return {language: node.prompt.format(language=language) for language in languages}
+    return {language: prompt_name(node.prompt, language) for language in languages}
 
 
 def _check_agent(node: AgentNode, index: int, checker: RecipeChecker, languages: list[str]) -> None:
