@@ -42,14 +42,7 @@ class SentenceVerdict(BaseModel):
     grammatical: bool = Field(description="The sentence is grammatical in the language.")
     instantiates_point: bool = Field(description="The sentence uses the grammar point.")
     translation_quality: int = Field(ge=0, le=10, description="The English translation, 0-10.")
-    reason: str = Field(description="One sentence saying why.")
-
-    @field_validator("reason")
-    @classmethod
-    def _reason(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("give a one-sentence reason")
-        return value.strip()
+    reason: api.Reason = Field(description="One sentence saying why.")
 
 
 @dataclass(frozen=True, slots=True)
