@@ -17,7 +17,14 @@ from typing import Any
 import numpy as np
 
 from .scores import ItemScore
-from .stats import Estimate, Paired, corrected_estimate, holm, paired_difference
+from .stats import (
+    Estimate,
+    Paired,
+    chance_corrected,
+    corrected_estimate,
+    holm,
+    paired_difference,
+)
 
 EXAMPLES = 3
 """Example items shown per weak grammar point."""
@@ -102,11 +109,7 @@ def weakest_points(rows: list[ItemScore], settings: Settings) -> dict[str, list[
             if len(items) < settings.min_items:
                 continue
             scores, random = _arrays(items)
-            corrected = float(
-                (scores.mean() - random.mean()) / (1 - random.mean())
-                if random.mean() < 1
-                else float("nan")
-            )
+            corrected = chance_corrected(scores, random)
             ranked.append((corrected, -len(items), point, items))
         ranked.sort(key=lambda t: (t[0], t[1], t[2]))
         out[model] = [
