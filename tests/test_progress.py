@@ -88,7 +88,6 @@ def test_threads_take_the_cores_the_load_leaves(cpus, load, threads):
 def test_the_load_is_what_other_processes_use_now_not_the_lagging_average():
     import os
     import subprocess
-    import sys
 
     from gramagents.runtime.threads import busy_elsewhere
 
@@ -102,7 +101,10 @@ def test_the_load_is_what_other_processes_use_now_not_the_lagging_average():
         spinner.kill()
         spinner.wait()
     assert quiet is not None and busy is not None
-    assert busy >= quiet + 0.6  # one more core kept busy by another process
+    # one more core kept busy by another process; on a machine already that busy the sample
+    # cannot rise by a core, but it must then read it as busy as it is
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert busy >= min(quiet + 0.6, cores - 0.4)
 
 
 def test_the_sampled_load_reads_the_cpus_of_the_process_only(tmp_path, monkeypatch):
