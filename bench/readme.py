@@ -3,8 +3,10 @@
 Reads README.md's `bash` blocks and runs, in order, each command that works on the shipped
 examples: `gramagents ...` and `python <repo file>` lines (a trailing `# about 2 min` or
 `# under 10 min` is the time the README states for it). Each runs in a fresh process from
-the repository's root with an empty response cache, its `runs/...` folders in a temporary
-folder. Set-up commands (`scripts/setup`, `pip`, `source`, pytest) are not run (this runs in
+the repository's root, its `runs/...` folders in a temporary folder; the commands share one
+response cache, empty when the first starts, as a user's own would be (so a command that asks
+what an earlier one asked, such as the grammar-book build from the PDF after the one from
+markdown, finds those answers cached). Set-up commands (`scripts/setup`, `pip`, `source`, pytest) are not run (this runs in
 the set-up environment); commands with a placeholder (`RUN`, `<eval>`, `MY_MODEL`, `[...]`)
 or a model from a hub are listed as not run, with why.
 
