@@ -77,7 +77,7 @@ Threads = Annotated[
     typer.Option(
         min=1,
         help="Threads for local models (default: the CPUs this process may use, less those "
-        "the load average says are busy; OMP_NUM_THREADS when set).",
+        "other processes keep busy as it starts; OMP_NUM_THREADS when set).",
     ),
 ]
 

@@ -29,13 +29,11 @@ def usable_cpus() -> int:
 
 
 def choose_threads(cpus: int, load: float) -> int:
-    """Threads for `cpus` usable CPUs when `load` runnable tasks are already in flight.
+    """Threads for `cpus` usable CPUs when other processes keep `load` cores busy.
 
-    The load is the one-minute load average before this process starts computing: the
-    cores it leaves idle, at least one.
+    The cores they leave idle (`load` rounded), at least one.
     """
-    busy = int(load + 0.5)
-    return max(1, min(cpus, cpus - busy))
+    return max(1, cpus - int(load + 0.5))
 
 
 def apply_threads(requested: int | None = None) -> int:
