@@ -2,7 +2,7 @@
 
 from .base import Backend, BackendSettings, NotSupported, Stats
 from .model import Model, Structured
-from .registry import backend, create_backend, known_backends
+from .registry import create_backend, known_backends
 from .spec import ModelSpec, parse_spec
 
 __all__ = [
@@ -13,7 +13,6 @@ __all__ = [
     "NotSupported",
     "Stats",
     "Structured",
-    "backend",
     "create_backend",
     "known_backends",
     "parse_spec",

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from ..errors import SpecError
 from ..plugins import Registry
 from .base import Backend, BackendSettings
@@ -17,20 +15,6 @@ BACKENDS.lazy("hf", "gramagents.models.hf:HFBackend")
 BACKENDS.lazy("smollm2", "gramagents.models.embedded:EmbeddedBackend")
 BACKENDS.lazy("openai", "gramagents.models.openai_compat:OpenAIBackend")
 BACKENDS.lazy("scripted", "gramagents.models.scripted:ScriptedBackend", listed=False)  # tests
-
-
-def backend(name: str, listed: bool = True) -> Callable[[BackendClass], BackendClass]:
-    """Register a backend class under `name` (a class decorator).
-
-    `listed=False` keeps a backend meant for tests out of the names users are offered. A
-    backend with heavy dependencies is better named lazily:
-    `BACKENDS.lazy(name, "package.module:Class")`.
-    """
-
-    def register(cls: BackendClass) -> BackendClass:
-        return BACKENDS.register(name, cls, listed=listed)
-
-    return register
 
 
 def known_backends(listed_only: bool = False) -> list[str]:
