@@ -60,3 +60,40 @@ def test_calls_to_reach_counts_only_accepted_instances_of_the_kind():
     tasks = calls_to_reach(view, "pair", 2)
     assert [(t.point.id, t.index) for t in tasks] == [("a", 0)]
     assert len(calls_to_reach(view, "confuser", 3)) == 2 + 3
+
+
+def test_ask_renders_the_prompt_and_numbers_a_sample_by_its_seed_and_cache_key():
+    import asyncio
+
+    from gramagents.agents.base import AgentContext
+    from gramagents.records import GenParams
+    from gramagents.templates import load_prompt
+
+    asked = []
+
+    class Model:
+        label = "recording"
+
+        async def structured(self, request, schema, *, context=None, max_reasks=2):
+            asked.append((request, schema, context, max_reasks))
+            return "answer"
+
+    class Plural(BaseModel):
+        plural: str
+
+    ctx = AgentContext(
+        model=Model(),
+        prompt="raw.md",
+        params=GenParams(seed=7),
+        max_reasks=3,  # type: ignore[arg-type]
+    )
+    template = load_prompt("raw.md")
+    assert asyncio.run(ctx.ask(template, {"text": "one cat"}, Plural)) == "answer"
+    asyncio.run(ctx.ask(template, {"text": "one cat"}, Plural, sample=2, context={"n": 1}))
+    (first, schema, context, reasks), (second, _, context2, _) = asked
+    assert first.messages == template.render({"text": "one cat"})
+    assert (first.params.seed, first.sample, first.prompt_hash) == (7, 0, template.hash)
+    assert (schema, reasks) == (Plural, 3)
+    assert context == {"prompt": first.messages[-1].content}
+    assert (second.params.seed, second.sample) == (2, 2)
+    assert context2 == {"prompt": second.messages[-1].content, "n": 1}

@@ -19,7 +19,7 @@ from pydantic import BaseModel, field_validator
 from gramagents import api
 from gramagents.agents.base import AGENTS
 from gramagents.models.scripted import ScriptedBackend
-from gramagents.records import ChatRequest, Item, PromptParts
+from gramagents.records import Item, PromptParts
 from gramagents.report.markdown import SECTIONS
 from gramagents.sources import SOURCES
 from gramagents.tasks.registry import BUILDERS, TASKS
@@ -66,11 +66,7 @@ def plan(view: api.BuildView, options: BaseModel) -> list[WordTask]:
 async def pluralize(task: WordTask, ctx: api.AgentContext) -> api.AgentResult:
     word = task.record
     template = ctx.template("en")
-    request = ChatRequest(
-        messages=template.render({"word": word.text}), params=ctx.params,
-        prompt_hash=template.hash,
-    )  # fmt: skip
-    result = await ctx.model.structured(request, Plural, max_reasks=ctx.max_reasks)
+    result = await ctx.ask(template, {"word": word.text}, Plural)
     if result.value is None:
         return api.AgentResult([], "failed", failure=result.error)
     made = Word(id=f"{word.id}/pl", text=result.value.plural, origin="agent")

@@ -10,11 +10,14 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from ..models.model import Model
+from ..models.model import Model, Structured
 from ..plugins import Registry
-from ..records import GenParams, GrammarPoint, Instance, Provenance, SourceRef
+from ..records import ChatRequest, GenParams, GrammarPoint, Instance, Provenance, SourceRef
 from ..templates import PromptTemplate, load_prompt
 from ..workflow.nodes import BuildView, NodeEnv, NodeUpdate, NoOptions
+
+S = TypeVar("S", bound=BaseModel)
+"""The schema an agent asks its model for."""
 
 
 def prompt_name(prompt: str, language: str) -> str:
@@ -43,6 +46,31 @@ class AgentContext:
         """The prompt template for a point's language."""
         chosen = language if language in self.languages else self.languages[0]
         return load_prompt(prompt_name(self.prompt, chosen))
+
+    async def ask(
+        self,
+        template: PromptTemplate,
+        variables: dict[str, Any],
+        schema: type[S],
+        *,
+        sample: int | None = None,
+        context: dict[str, Any] | None = None,
+    ) -> Structured[S]:
+        """The agent's model asked for a `schema` object by `template` filled with `variables`.
+
+        `sample` numbers one of several answers to the same prompt: it seeds the decoding and
+        keeps the answers apart in the cache. The validators see `context` and the `prompt`
+        (the last message sent), re-asked at most `max_reasks` times.
+        """
+        messages = template.render(variables)
+        params = self.params if sample is None else self.params.model_copy(update={"seed": sample})
+        request = ChatRequest(
+            messages=messages, params=params, prompt_hash=template.hash, sample=sample or 0
+        )
+        context = {"prompt": messages[-1].content, **(context or {})}
+        return await self.model.structured(
+            request, schema, context=context, max_reasks=self.max_reasks
+        )
 
     def made_by(
         self, agent: str, template: PromptTemplate, source: list[SourceRef] | None = None

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel
 
-from ..records import ChatRequest, CheckVerdict
+from ..records import CheckVerdict
 from .base import AgentContext, AgentResult, InstanceTask, normalise, point_vars
 
 REPEATS = re.compile(r"(.{2,}?)\1{2,}")
@@ -65,16 +65,8 @@ async def judge(
     """Ask a checker about one instance and record its verdict (or its failure)."""
     instance, point = task.instance, task.point
     template = ctx.template(point.language)
-    result = await ctx.model.structured(
-        ChatRequest(
-            messages=template.render(
-                {**point_vars(point), "sentence": instance.text, **(extra or {})}
-            ),
-            params=ctx.params,
-            prompt_hash=template.hash,
-        ),
-        verdict_model,
-        max_reasks=ctx.max_reasks,
+    result = await ctx.ask(
+        template, {**point_vars(point), "sentence": instance.text, **(extra or {})}, verdict_model
     )
     provenance = instance.provenance
     if result.value is None:

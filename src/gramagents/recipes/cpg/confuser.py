@@ -63,15 +63,9 @@ async def generate(task: api.PointTask, ctx: api.AgentContext) -> api.AgentResul
     assert isinstance(options, ConfuserOptions)
     kind = options.kinds[index % len(options.kinds)]
     template = ctx.template(point.language)
-    messages = template.render(
-        {**api.point_vars(point), "examples": point.examples, "kind": kind, "index": index}
-    )
-    params = ctx.params.model_copy(update={"seed": index})
-    result = await ctx.model.structured(
-        api.ChatRequest(messages=messages, params=params, prompt_hash=template.hash, sample=index),
-        ConfusingInstance,
-        context={"examples": point.examples, "prompt": messages[-1].content},
-        max_reasks=ctx.max_reasks,
+    variables = {**api.point_vars(point), "examples": point.examples, "kind": kind, "index": index}
+    result = await ctx.ask(
+        template, variables, ConfusingInstance, sample=index, context={"examples": point.examples}
     )
     provenance = ctx.made_by("confusing-instance-generator", template, point.source)
     if result.value is None:

@@ -13,7 +13,6 @@ from ...api import (
     AgentContext,
     AgentResult,
     AgentSpec,
-    ChatRequest,
     Instance,
     InstanceTask,
     agent,
@@ -48,12 +47,11 @@ async def rewrite(task: InstanceTask, ctx: AgentContext) -> AgentResult:
     """Rewrite a source example; on failure the source instance carries the reason."""
     instance, point = task.instance, task.point
     template = ctx.template(point.language)
-    messages = template.render({**point_vars(point), "sentence": instance.text})
-    result = await ctx.model.structured(
-        ChatRequest(messages=messages, params=ctx.params, prompt_hash=template.hash),
+    result = await ctx.ask(
+        template,
+        {**point_vars(point), "sentence": instance.text},
         RewrittenSentence,
-        context={"original": instance.text, "prompt": messages[-1].content},
-        max_reasks=ctx.max_reasks,
+        context={"original": instance.text},
     )
     if result.value is None:
         note = f"instance-rewriter failed: {result.error}"

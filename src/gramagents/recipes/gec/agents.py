@@ -96,19 +96,12 @@ async def generate(task: api.PointTask, ctx: api.AgentContext) -> api.AgentResul
     """Write one minimal pair for a grammar item."""
     point, index = task.point, task.index
     template = ctx.template(point.language)
-    messages = template.render(
-        {**api.point_vars(point), "index": index, "examples": [p.model_dump() for p in point.pairs]}
-    )
-    result = await ctx.model.structured(
-        api.ChatRequest(
-            messages=messages,
-            params=ctx.params.model_copy(update={"seed": index}),
-            prompt_hash=template.hash,
-            sample=index,
-        ),
-        MinimalPairDraft,
-        max_reasks=ctx.max_reasks,
-    )
+    variables = {
+        **api.point_vars(point),
+        "index": index,
+        "examples": [p.model_dump() for p in point.pairs],
+    }
+    result = await ctx.ask(template, variables, MinimalPairDraft, sample=index)
     if result.value is None:
         return api.AgentResult([], "failed", failure=result.error)
     draft = result.value

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ...api import AgentContext, AgentResult, AgentSpec, AgentTask, BuildView, ChatRequest, agent
+from ...api import AgentContext, AgentResult, AgentSpec, AgentTask, BuildView, agent
 from .records import BookSection, book_language
 
 
@@ -69,21 +69,12 @@ async def classify_section(task: SectionTask, ctx: AgentContext) -> AgentResult:
     section = task.section
     options: Any = ctx.options
     template = ctx.template("en")
-    result = await ctx.model.structured(
-        ChatRequest(
-            messages=template.render(
-                {
-                    "language": task.language,
-                    "headings": " > ".join(section.path),
-                    "text": opening(section, options.words),
-                }
-            ),
-            params=ctx.params,
-            prompt_hash=template.hash,
-        ),
-        SectionClass,
-        max_reasks=ctx.max_reasks,
-    )
+    variables = {
+        "language": task.language,
+        "headings": " > ".join(section.path),
+        "text": opening(section, options.words),
+    }
+    result = await ctx.ask(template, variables, SectionClass)
     if result.value is None:
         return AgentResult([], "failed", failure=result.error)
     keep = result.value.grammar

@@ -24,7 +24,6 @@ from ...api import (
     AgentResult,
     AgentSpec,
     BuildView,
-    ChatRequest,
     GrammarPoint,
     Instance,
     InstanceTask,
@@ -98,22 +97,13 @@ async def cross_check(task: CrossCheckTask, ctx: AgentContext) -> AgentResult:
     """Ask whether a point applies to a sentence (or whether a twin is grammatical)."""
     instance, point = task.instance, task.point
     template = ctx.template("en")
-    result = await ctx.model.structured(
-        ChatRequest(
-            messages=template.render(
-                {
-                    **point_vars(point),
-                    "sentence": instance.text,
-                    "language": task.language,
-                    "english": instance.annotations.get("english", ""),
-                }
-            ),
-            params=ctx.params,
-            prompt_hash=template.hash,
-        ),
-        SentenceVerdict,
-        max_reasks=ctx.max_reasks,
-    )
+    variables = {
+        **point_vars(point),
+        "sentence": instance.text,
+        "language": task.language,
+        "english": instance.annotations.get("english", ""),
+    }
+    result = await ctx.ask(template, variables, SentenceVerdict)
     if result.value is None:
         return AgentResult([], "failed", failure=result.error)
     verdict: Any = result.value

@@ -22,7 +22,6 @@ from ...api import (
     AgentSpec,
     AgentTask,
     BuildView,
-    ChatRequest,
     FilterSpec,
     NodeEnv,
     NodeUpdate,
@@ -119,26 +118,17 @@ async def extract_points(task: WindowTask, ctx: AgentContext) -> AgentResult:
     options: Any = ctx.options
     schema = points_model(tuple(options.categories), tuple(window.pages), options.max_points)
     template = ctx.template("en")
-    result = await ctx.model.structured(
-        ChatRequest(
-            messages=template.render(
-                {
-                    "language": task.language,
-                    "section": window.section,
-                    "kind": window.kind,
-                    "text": window.text,
-                    "row": window.row_text,
-                    "pages": window.pages,
-                    "categories": options.categories,
-                    "max_points": options.max_points,
-                }
-            ),
-            params=ctx.params,
-            prompt_hash=template.hash,
-        ),
-        schema,
-        max_reasks=ctx.max_reasks,
-    )
+    variables = {
+        "language": task.language,
+        "section": window.section,
+        "kind": window.kind,
+        "text": window.text,
+        "row": window.row_text,
+        "pages": window.pages,
+        "categories": options.categories,
+        "max_points": options.max_points,
+    }
+    result = await ctx.ask(template, variables, schema)
     if result.value is None:
         return AgentResult([], "failed", failure=result.error)
     points = []

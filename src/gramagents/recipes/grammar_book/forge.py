@@ -193,23 +193,18 @@ async def make_twin(task: SentenceTask, ctx: api.AgentContext) -> api.AgentResul
     instance, point = task.instance, task.point
     options: Any = ctx.options
     template = ctx.template("en")
-    result = await ctx.model.structured(
-        api.ChatRequest(
-            messages=template.render(
-                {
-                    "language": task.language,
-                    "name": point.name,
-                    "description": point.description,
-                    "sentence": instance.text,
-                    "english": instance.annotations.get("english", ""),
-                }
-            ),
-            params=ctx.params,
-            prompt_hash=template.hash,
-        ),
+    variables = {
+        "language": task.language,
+        "name": point.name,
+        "description": point.description,
+        "sentence": instance.text,
+        "english": instance.annotations.get("english", ""),
+    }
+    result = await ctx.ask(
+        template,
+        variables,
         Twin,
         context={"sentence": instance.text, "max_changed_words": options.max_changed_words},
-        max_reasks=ctx.max_reasks,
     )
     if result.value is None:
         return api.AgentResult([], "failed", failure=result.error)

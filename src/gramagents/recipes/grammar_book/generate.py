@@ -22,7 +22,6 @@ from ...api import (
     AgentSpec,
     AgentTask,
     BuildView,
-    ChatRequest,
     Instance,
     agent,
     normalise,
@@ -104,28 +103,22 @@ async def generate_pair(task: PairTask, ctx: AgentContext) -> AgentResult:
     point, index = task.point, task.index
     options: Any = ctx.options
     template = ctx.template("en")
-    messages = template.render(
-        {
-            "language": task.language,
-            "name": point.name,
-            "category": point.category,
-            "description": point.description,
-            "examples": point.examples,
-            "index": index + 1,
-            "min_words": options.min_words,
-            "max_words": options.max_words,
-        }
-    )
-    result = await ctx.model.structured(
-        ChatRequest(
-            messages=messages,
-            params=ctx.params.model_copy(update={"seed": index}),
-            prompt_hash=template.hash,
-            sample=index,
-        ),
+    variables = {
+        "language": task.language,
+        "name": point.name,
+        "category": point.category,
+        "description": point.description,
+        "examples": point.examples,
+        "index": index + 1,
+        "min_words": options.min_words,
+        "max_words": options.max_words,
+    }
+    result = await ctx.ask(
+        template,
+        variables,
         SentencePair,
+        sample=index,
         context={"length": (options.min_words, options.max_words)},
-        max_reasks=ctx.max_reasks,
     )
     if result.value is None:
         return AgentResult([], "failed", failure=result.error)

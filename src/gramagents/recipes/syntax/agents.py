@@ -24,7 +24,6 @@ from ...api import (
     AgentSpec,
     AgentTask,
     BuildView,
-    ChatRequest,
     CheckVerdict,
     Reason,
     agent,
@@ -103,13 +102,11 @@ async def backcheck(task: MatchTask, ctx: AgentContext) -> AgentResult:
     template = ctx.template("en")
     sentence = questions[0].sentence
     variables = {"sentence": sentence, "question": questions[0].blank, "answer": match.answer}
-    result = await ctx.model.structured(
-        ChatRequest(
-            messages=template.render(variables), params=ctx.params, prompt_hash=template.hash
-        ),
+    result = await ctx.ask(
+        template,
+        variables,
         AmbiguityVerdict,
         context={"sentence": sentence, "answer": match.answer},
-        max_reasks=ctx.max_reasks,
     )
     if result.value is None:
         failed = CheckVerdict(
