@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gramagents.errors import InputError
+from gramagents.errors import InputError, RunError
 from gramagents.models.scripted import ScriptedBackend
 from gramagents.profile.compute import Settings
 from gramagents.profile.run import ProfileOptions, run_profile
@@ -33,11 +33,17 @@ competences:
 """
 
 
-def _profile(tmp: Path, models: list[str], name: str) -> Path:
+def _profile(
+    tmp: Path, models: list[str], name: str, source: Path = EXAMPLE_TABLE, use_cache: bool = True
+) -> Path:
     suite = tmp / "planted.yaml"
-    suite.write_text(SUITE, encoding="utf-8")
+    suite.write_text(SUITE.replace(str(EXAMPLE_TABLE), str(source)), encoding="utf-8")
     options = ProfileOptions(
-        suite=str(suite), models=models, run_dir=tmp / name, settings=Settings(boot=500, seed=1)
+        suite=str(suite),
+        models=models,
+        run_dir=tmp / name,
+        settings=Settings(boot=500, seed=1),
+        use_cache=use_cache,
     )
     result = asyncio.run(run_profile(options))
     assert result.manifest.status == "complete"
@@ -82,6 +88,20 @@ def test_report_of_two_profiles_prints_the_paired_comparison(in_tmp: Path):
     assert "### scripted:says-true − scripted:says-false (80 items)" in evals.stdout
     row = r"| task | SINGLE-T | 40 | 1.000 \[1.000, 1.000\] | 40 / 0 | \<0.001 | \<0.001 |"
     assert row in evals.stdout  # markdown-escaped cells
+
+
+def test_a_profile_refuses_a_build_folder_of_an_edited_source(in_tmp: Path):
+    source = in_tmp / "points.jsonl"
+    lines = EXAMPLE_TABLE.read_text(encoding="utf-8").splitlines(keepends=True)
+    source.write_text("".join(lines), encoding="utf-8")
+    folder = _profile(in_tmp, ["scripted:says-true"], "p", source)
+    built = (folder / "builds" / "cpg" / "dataset.jsonl").read_text(encoding="utf-8")
+    source.write_text("".join(lines[: len(lines) // 2]), encoding="utf-8")
+    with pytest.raises(RunError) as caught:
+        _profile(in_tmp, ["scripted:says-true"], "p", source)
+    assert str(folder / "builds" / "cpg") in str(caught.value)
+    assert "source" in str(caught.value) and "\n" not in str(caught.value)
+    assert (folder / "builds" / "cpg" / "dataset.jsonl").read_text(encoding="utf-8") == built
 
 
 def test_every_shipped_suite_loads_and_names_known_tasks():
