@@ -58,7 +58,6 @@ def profile(
         sources=_sources(source),
         run_dir=run_dir,
         limit=limit,
-        seed=seed,
         settings=Settings(boot=boot, seed=seed),
         agent_model=agent_model,
         judge=judge,

@@ -41,13 +41,18 @@ class ProfileOptions:
     run_dir: Path | None = None
     limit: int | None = None
     """Questions per task of every entry (overrides the suite's `limit`)."""
-    seed: int = 1234
     settings: Settings = field(default_factory=Settings)
+    """How the statistics are drawn; its seed is also the evals' sampling seed."""
     agent_model: str | None = None
     judge: str = "smollm2"
     concurrency: int = 16
     use_cache: bool = True
     command: list[str] = field(default_factory=list)
+
+    @property
+    def seed(self) -> int:
+        """The one seed of a profile: the evals' sampling and the bootstrap."""
+        return self.settings.seed
 
 
 @dataclass
