@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,19 @@ from .conftest import EXAMPLE_TABLE, ROOT
 from .test_cli import assert_user_error, gramagents
 
 ScriptedBackend.register("says-true", lambda request: "T")
-ScriptedBackend.register("says-false", lambda request: "F")
+ASKED: Counter[str] = Counter()
+"""Requests each scripted model answered (the response cache answers the others)."""
+
+
+def _says(answer: str):
+    def respond(request) -> str:
+        ASKED[answer] += 1
+        return answer
+
+    return respond
+
+
+ScriptedBackend.register("says-false", _says("F"))
 
 SUITE = f"""\
 suite: planted
@@ -75,8 +88,14 @@ def test_a_profile_scores_each_competence_of_scripted_models(in_tmp: Path):
 def test_report_of_two_profiles_prints_the_paired_comparison(in_tmp: Path):
     a = _profile(in_tmp, ["scripted:says-true"], "a")
     b = _profile(in_tmp, ["scripted:says-false"], "b")
-    again = _profile(in_tmp, ["scripted:says-false"], "b")  # resumed: nothing asked again
+    asked = ASKED["F"]
+    assert asked > 0
+    # resumed without the response cache: a request made again would reach the model
+    again = _profile(in_tmp, ["scripted:says-false"], "b", use_cache=False)
     assert again == b
+    assert ASKED["F"] == asked
+    manifest = json.loads((b / "evals" / "cpg" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["counts"]["requests_sent"] == 0
     result = gramagents("report", str(a), str(b), cwd=in_tmp)
     assert result.returncode == 0, result.stderr
     assert "### scripted:says-true − scripted:says-false (80 items)" in result.stdout
