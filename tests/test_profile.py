@@ -185,3 +185,20 @@ def test_the_shipped_en_syntax_suite_profiles_the_embedded_model(
     assert list(blocks) == list(suite.competences)
     assert all(block is not None and block["n"] >= 1 for block in blocks.values())
     assert (in_tmp / "p" / "report.html").is_file()
+
+
+def test_the_command_fits_threads_as_build_and_eval_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    import typer
+    from typer.testing import CliRunner
+
+    from gramagents.profile import command
+
+    fitted: list[int | None] = []
+    monkeypatch.setattr(command, "apply_threads", fitted.append)
+    monkeypatch.chdir(tmp_path)
+    app = typer.Typer()  # the command alone: its only command, called without its name
+    command.add_profile_command(app)
+    result = CliRunner().invoke(app, ["--suite", "no-such-suite", "--threads", "3"])
+    assert result.exit_code != 0 and fitted == [3]
