@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from gramagents.errors import InputError
+from gramagents.errors import InputError, RunError
 from gramagents.models.scripted import ScriptedBackend
 from gramagents.profile.compute import Settings
 from gramagents.profile.run import ProfileOptions, run_profile
@@ -18,7 +19,19 @@ from .conftest import EXAMPLE_TABLE, ROOT
 from .test_cli import assert_user_error, gramagents
 
 ScriptedBackend.register("says-true", lambda request: "T")
-ScriptedBackend.register("says-false", lambda request: "F")
+ASKED: Counter[str] = Counter()
+"""Requests each scripted model answered (the response cache answers the others)."""
+
+
+def _says(answer: str):
+    def respond(request) -> str:
+        ASKED[answer] += 1
+        return answer
+
+    return respond
+
+
+ScriptedBackend.register("says-false", _says("F"))
 
 SUITE = f"""\
 suite: planted
@@ -33,11 +46,17 @@ competences:
 """
 
 
-def _profile(tmp: Path, models: list[str], name: str) -> Path:
+def _profile(
+    tmp: Path, models: list[str], name: str, source: Path = EXAMPLE_TABLE, use_cache: bool = True
+) -> Path:
     suite = tmp / "planted.yaml"
-    suite.write_text(SUITE, encoding="utf-8")
+    suite.write_text(SUITE.replace(str(EXAMPLE_TABLE), str(source)), encoding="utf-8")
     options = ProfileOptions(
-        suite=str(suite), models=models, run_dir=tmp / name, settings=Settings(boot=500, seed=1)
+        suite=str(suite),
+        models=models,
+        run_dir=tmp / name,
+        settings=Settings(boot=500, seed=1),
+        use_cache=use_cache,
     )
     result = asyncio.run(run_profile(options))
     assert result.manifest.status == "complete"
@@ -69,8 +88,14 @@ def test_a_profile_scores_each_competence_of_scripted_models(in_tmp: Path):
 def test_report_of_two_profiles_prints_the_paired_comparison(in_tmp: Path):
     a = _profile(in_tmp, ["scripted:says-true"], "a")
     b = _profile(in_tmp, ["scripted:says-false"], "b")
-    again = _profile(in_tmp, ["scripted:says-false"], "b")  # resumed: nothing asked again
+    asked = ASKED["F"]
+    assert asked > 0
+    # resumed without the response cache: a request made again would reach the model
+    again = _profile(in_tmp, ["scripted:says-false"], "b", use_cache=False)
     assert again == b
+    assert ASKED["F"] == asked
+    manifest = json.loads((b / "evals" / "cpg" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["counts"]["requests_sent"] == 0
     result = gramagents("report", str(a), str(b), cwd=in_tmp)
     assert result.returncode == 0, result.stderr
     assert "### scripted:says-true − scripted:says-false (80 items)" in result.stdout
@@ -82,6 +107,20 @@ def test_report_of_two_profiles_prints_the_paired_comparison(in_tmp: Path):
     assert "### scripted:says-true − scripted:says-false (80 items)" in evals.stdout
     row = r"| task | SINGLE-T | 40 | 1.000 \[1.000, 1.000\] | 40 / 0 | \<0.001 | \<0.001 |"
     assert row in evals.stdout  # markdown-escaped cells
+
+
+def test_a_profile_refuses_a_build_folder_of_an_edited_source(in_tmp: Path):
+    source = in_tmp / "points.jsonl"
+    lines = EXAMPLE_TABLE.read_text(encoding="utf-8").splitlines(keepends=True)
+    source.write_text("".join(lines), encoding="utf-8")
+    folder = _profile(in_tmp, ["scripted:says-true"], "p", source)
+    built = (folder / "builds" / "cpg" / "dataset.jsonl").read_text(encoding="utf-8")
+    source.write_text("".join(lines[: len(lines) // 2]), encoding="utf-8")
+    with pytest.raises(RunError) as caught:
+        _profile(in_tmp, ["scripted:says-true"], "p", source)
+    assert str(folder / "builds" / "cpg") in str(caught.value)
+    assert "source" in str(caught.value) and "\n" not in str(caught.value)
+    assert (folder / "builds" / "cpg" / "dataset.jsonl").read_text(encoding="utf-8") == built
 
 
 def test_every_shipped_suite_loads_and_names_known_tasks():
@@ -146,3 +185,20 @@ def test_the_shipped_en_syntax_suite_profiles_the_embedded_model(
     assert list(blocks) == list(suite.competences)
     assert all(block is not None and block["n"] >= 1 for block in blocks.values())
     assert (in_tmp / "p" / "report.html").is_file()
+
+
+def test_the_command_fits_threads_as_build_and_eval_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    import typer
+    from typer.testing import CliRunner
+
+    from gramagents.profile import command
+
+    fitted: list[int | None] = []
+    monkeypatch.setattr(command, "apply_threads", fitted.append)
+    monkeypatch.chdir(tmp_path)
+    app = typer.Typer()  # the command alone: its only command, called without its name
+    command.add_profile_command(app)
+    result = CliRunner().invoke(app, ["--suite", "no-such-suite", "--threads", "3"])
+    assert result.exit_code != 0 and fitted == [3]

@@ -5,9 +5,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gramagents.profile import stats as stats_module
 from gramagents.profile.compute import Settings, competences, paired, weakest_points
 from gramagents.profile.scores import ItemScore, share
-from gramagents.profile.stats import chance_corrected, holm, holm_adjusted, paired_difference
+from gramagents.profile.stats import (
+    chance_corrected,
+    corrected_estimate,
+    holm,
+    holm_adjusted,
+    mean_estimate,
+    paired_difference,
+)
 
 SETTINGS = Settings(boot=1000, seed=7)
 COMPETENCE_OF = {
@@ -165,3 +173,14 @@ def test_points_with_too_few_items_are_not_ranked():
 )
 def test_every_headline_is_read_as_a_share(task, scores, expected):
     assert share(task, scores) == expected
+
+
+def test_a_bootstrap_in_batches_draws_the_interval_of_one_call(monkeypatch: pytest.MonkeyPatch):
+    rng = np.random.default_rng(3)
+    scores = rng.integers(0, 2, 101).astype(float)
+    baselines = np.full(101, 0.5)
+    whole = corrected_estimate(scores, baselines, boot=997, seed=5), mean_estimate(scores, 997, 5)
+    monkeypatch.setattr(stats_module, "RESAMPLE_CELLS", 7 * 101 + 3)  # batches of 7, then 3
+    batched = corrected_estimate(scores, baselines, boot=997, seed=5), mean_estimate(scores, 997, 5)
+    assert batched == whole
+    assert whole[0].low is not None and whole[0].low < whole[0].value < whole[0].high

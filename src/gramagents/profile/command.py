@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from ..cli import Concurrency, Limit, NoCache, RunDir, _command, _run, _say, err, fail
-from ..cli_runtime import progress_display
+from ..cli import Concurrency, Limit, NoCache, RunDir, Threads, _command, _run, _say, err, fail
+from ..cli_runtime import apply_threads, progress_display
 from ..errors import GramagentsError
 
 
@@ -47,10 +47,13 @@ def profile(
     judge: Annotated[str, typer.Option(help="Model spec of the rubric judge.")] = "smollm2",
     concurrency: Concurrency = 16,
     no_cache: NoCache = False,
+    threads: Threads = None,
 ) -> None:
     """A model's grammar competence across every method of a suite, with paired comparisons."""
     from .compute import Settings
     from .run import ProfileOptions, run_profile
+
+    apply_threads(threads)
 
     options = ProfileOptions(
         suite=suite,
@@ -58,7 +61,6 @@ def profile(
         sources=_sources(source),
         run_dir=run_dir,
         limit=limit,
-        seed=seed,
         settings=Settings(boot=boot, seed=seed),
         agent_model=agent_model,
         judge=judge,

@@ -2,10 +2,12 @@
 
 The profile's folder (a `Run` of kind `profile`) holds one build folder per build entry
 (`builds/NAME`) and one eval folder per entry (`evals/NAME`), each the run folder its own
-command would write, so each can be opened, viewed and resumed on its own. A complete build is
-reused (remove its folder to build again); an eval is resumed, so only what is missing is
-asked. The statistics (`profile.json`), `report.md` and the viewer page are written last, from
-the evals' records.
+command would write, so each can be opened, viewed and resumed on its own. A build is re-run in
+its folder as `gramagents build` re-runs one: the response cache asks nothing already answered,
+and a folder built from another source, recipe or prompts is refused (one line); an eval is
+resumed, so only what is missing is asked, and refuses a folder of another dataset. The
+statistics (`profile.json`), `report.md` and the viewer page are written last, from the evals'
+records.
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ from typing import Any
 
 from ..errors import InputError
 from ..progress import SilentProgress
-from ..records import BuildManifest, ProfileManifest
+from ..records import ProfileManifest
 from ..resources import file_hash
-from ..runtime.run import Run, read_manifest
+from ..runtime.run import Run
 from ..versions import package_versions
 from .compute import Settings, profile_data
 from .scores import ItemScore, read_entry
@@ -39,13 +41,18 @@ class ProfileOptions:
     run_dir: Path | None = None
     limit: int | None = None
     """Questions per task of every entry (overrides the suite's `limit`)."""
-    seed: int = 1234
     settings: Settings = field(default_factory=Settings)
+    """How the statistics are drawn; its seed is also the evals' sampling seed."""
     agent_model: str | None = None
     judge: str = "smollm2"
     concurrency: int = 16
     use_cache: bool = True
     command: list[str] = field(default_factory=list)
+
+    @property
+    def seed(self) -> int:
+        """The one seed of a profile: the evals' sampling and the bootstrap."""
+        return self.settings.seed
 
 
 @dataclass
@@ -224,13 +231,15 @@ def _in_scope(run: Run, name: str, dataset: Path, tasks: set[str]) -> Path:
 async def _build(
     folder: Path, entry: Entry, source: Path, options: ProfileOptions, progress: Any
 ) -> Path:
-    """The entry's build folder, built unless a complete build of the same source is there."""
+    """The entry's build folder, built there (again) by `run_build`.
+
+    Never reused on sight: `run_build` checks the folder's recorded inputs against this
+    source, recipe and prompts and refuses a changed one, and a rebuild from the same inputs
+    reads the agents' answers from the response cache.
+    """
     from ..workflow.build import BuildOptions, run_build
 
     assert entry.build is not None
-    found = read_manifest(folder) if folder.is_dir() else None
-    if isinstance(found, BuildManifest) and found.status == "complete":
-        return folder
     build_options = BuildOptions(
         source=source,
         agents=entry.build.agents,

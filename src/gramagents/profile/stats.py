@@ -20,6 +20,14 @@ from scipy import stats
 
 CONFIDENCE = 0.95
 
+RESAMPLE_CELLS = 1 << 22
+"""Item draws per vectorized call of a bootstrap (about 32 MB of indices, as many of values).
+
+Resamples are drawn in batches of this many cells, so memory stays bounded however many items
+there are; the batches draw the same indices from the same generator in the same order, so the
+interval is the one a single call would give.
+"""
+
 
 @dataclass(frozen=True)
 class Estimate:
@@ -86,6 +94,7 @@ def _bootstrap(
             statistic,
             n_resamples=boot,
             vectorized=True,
+            batch=max(1, RESAMPLE_CELLS // len(data[0])),  # one sample or paired: same draws
             paired=paired,
             method="percentile",
             confidence_level=CONFIDENCE,
