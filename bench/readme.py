@@ -6,9 +6,9 @@ examples: `gramagents ...` and `python <repo file>` lines (a trailing `# about 2
 the repository's root, its `runs/...` folders in a temporary folder; the commands share one
 response cache, empty when the first starts, as a user's own would be (so a command that asks
 what an earlier one asked, such as the grammar-book build from the PDF after the one from
-markdown, finds those answers cached). Set-up commands (`scripts/setup`, `pip`, `source`, pytest) are not run (this runs in
-the set-up environment); commands with a placeholder (`RUN`, `<eval>`, `MY_MODEL`, `[...]`)
-or a model from a hub are listed as not run, with why.
+markdown, finds those answers cached). Set-up commands (`scripts/setup`, `pip`, `source`,
+pytest) are not run (this runs in the set-up environment); commands with a placeholder
+(`RUN`, `<eval>`, `MY_MODEL`, `[...]`) or a model from a hub are listed as not run, with why.
 
 For each command it prints the wall time, the peak resident memory (the kernel's count,
 `wait4`'s `ru_maxrss`), the stated time and whether the command kept to it ("about T":
