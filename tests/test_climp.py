@@ -142,6 +142,20 @@ def test_every_layout_is_read_into_its_pairs(tmp_path):
     assert len({i.id for i in dataset.items}) == len(dataset.items) == 12
 
 
+def test_lone_carriage_returns_end_lines_as_line_feeds_do(tmp_path):
+    """Files saved with classic Mac line ends (a CR alone) read into the same pairs, lines and
+    layouts as with LF or CRLF."""
+    lf = {name: text.replace("\r\n", "\n") for name, text in FILES.items()}
+    cr = {name: text.replace("\n", "\r") for name, text in lf.items()}
+    assert all("\n" not in text for text in cr.values())
+    read_lf = read_dataset(write(tmp_path / "lf", lf), "climp")
+    read_cr = read_dataset(write(tmp_path / "cr", cr), "climp")
+    assert [i.prompt.vars for i in read_cr.items] == [i.prompt.vars for i in read_lf.items]
+    assert read_cr.lines == read_lf.lines
+    assert read_cr.info["climp_files"] == read_lf.info["climp_files"]
+    assert len(read_cr.items) == 12
+
+
 HEADER = ",0,1,2,3\n"
 ROW = "{n},classifier,classifier,{sentence},{label}\n"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from gramagents.errors import GramagentsError
@@ -72,6 +72,8 @@ READERS = [
 
 @QUICK
 @given(content=CONTENT, reader=st.sampled_from(READERS))
+@example(content=b"0\r0", reader=("pairs.csv", read_climp))  # a lone CR ends a line
+@example(content=b"a," + b"x" * 140_000, reader=("pairs.csv", read_climp))  # over csv's limit
 def test_readers_raise_only_the_projects_errors(content, reader):
     name, read = reader
     with tempfile.TemporaryDirectory() as folder:

@@ -43,6 +43,9 @@ LAYOUTS = {
 }
 
 
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
 @dataclass
 class Row:
     """One sentence of a CLiMP file."""
@@ -185,11 +188,16 @@ def _looks_like_record(cells: list[str]) -> bool:
 
 def _sentence_rows(file: Path, text: str) -> list[Row]:
     out: list[Row] = []
-    for number, raw in enumerate(text.split("\n"), start=1):
-        line = raw.rstrip("\r").strip()
+    # Lines end as the csv module ends them (LF, CRLF or a lone CR), so line numbers agree
+    # with the other layouts' and no line keeps a line break the csv module refuses.
+    for number, raw in enumerate(_LINE_END.split(text), start=1):
+        line = raw.strip()
         if not line:
             continue
-        cells = next(csv.reader([line]))
+        try:
+            cells = next(csv.reader([line]))
+        except csv.Error as exc:  # a field over the csv module's size limit
+            raise InputError(file, f"malformed line ({exc})", line=number, field="sentence")
         if _looks_like_record(cells):
             raise InputError(
                 file,
