@@ -25,7 +25,7 @@ from .conftest import ROOT
 
 SRC = ROOT / "src" / "gramagents"
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-TOOL_EXTRAS = {"test", "bench", "all"}
+TOOL_EXTRAS = {"test", "bench", "docs", "all"}
 """Extras for working on gramagents (or grouping others), not parts of it."""
 NOT_INSTALLED_HERE = {"comet": "unbabel-comet"}
 """Modules of optional packages the development set-up leaves out, and their distributions."""

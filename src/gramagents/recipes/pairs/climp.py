@@ -197,7 +197,9 @@ def _sentence_rows(file: Path, text: str) -> list[Row]:
         try:
             cells = next(csv.reader([line]))
         except csv.Error as exc:  # a field over the csv module's size limit
-            raise InputError(file, f"malformed line ({exc})", line=number, field="sentence")
+            raise InputError(
+                file, f"malformed line ({exc})", line=number, field="sentence"
+            ) from None
         if _looks_like_record(cells):
             raise InputError(
                 file,
