@@ -6,7 +6,7 @@ import csv
 import io
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -135,11 +135,33 @@ def iter_jsonl(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
             yield number, parse_json_line(path, number, line)
 
 
+CSV_FIELD_LIMIT = 2**31 - 1
+"""Longest CSV field read, in characters: any field a file in memory can hold. The csv
+module's own default (131,072) is a guard against runaway quoting, not a size any of our files
+keeps to: a reviewer's edit of a long passage, a long essay, a long sentence are data."""
+
+
+def allow_long_csv_fields() -> None:
+    """Raise the csv module's field limit to `CSV_FIELD_LIMIT` (never lower it).
+
+    The limit is the csv module's, for the whole process; every CSV reader of gramagents calls
+    this first, so that a long field reads as any other.
+    """
+    if csv.field_size_limit() < CSV_FIELD_LIMIT:
+        csv.field_size_limit(CSV_FIELD_LIMIT)
+
+
+def csv_reader(lines: Iterable[str], **options: Any) -> Any:
+    """`csv.reader` over `lines`, with fields of any length (`allow_long_csv_fields`)."""
+    allow_long_csv_fields()
+    return csv.reader(lines, **options)
+
+
 def iter_csv(
     path: Path, text: str, required: tuple[str, ...]
 ) -> Iterator[tuple[int, dict[str, str]]]:
     """Yield (line number, row) for each data row; the header must name `required` columns."""
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = csv_reader(io.StringIO(text, newline=""))
     try:
         header = next(reader)
     except StopIteration:
