@@ -142,3 +142,28 @@ def test_an_edit_of_any_length_is_applied_and_the_build_stays_usable(tmp_path):
     assert manifest.status == "complete" and path.is_file()
     assert (folder / "view" / "site.json").is_file()
 
+
+def test_a_viewer_that_fails_leaves_the_build_complete_and_its_site_as_it_was(
+    tmp_path, monkeypatch, caplog
+):
+    from gramagents.report.view import build_page
+    from gramagents.runtime.run import read_manifest
+
+    build(tmp_path)
+    folder = tmp_path / "build"
+    page = (folder / "report.html").read_bytes()
+    review = folder / "review.csv"
+    rows = read_rows(review)
+    rows[1].update(decision="reject", reviewer="li")
+    write_rows(review, rows)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the viewer broke")
+
+    monkeypatch.setattr(build_page, "_csv_rows", broken)
+    result = import_review(folder, review)
+    assert result.manifest.status == "complete" and read_manifest(folder).status == "complete"
+    assert result.manifest.review["decisions"]["reject"] == 1
+    assert (folder / "report.html").read_bytes() == page
+    warned = [r.getMessage() for r in caplog.records if "report.html not written" in r.getMessage()]
+    assert warned and "RuntimeError: the viewer broke" in warned[0]

@@ -73,6 +73,10 @@ def export_run(run: Path, to: ExportFormat, out: Path, license: str | None = Non
 def _export(
     folder: Path, manifest: BuildManifest, to: ExportFormat, out: Path, license: str | None
 ) -> ExportResult:
+    if out.is_symlink():
+        raise InputError(
+            out, f"is a symbolic link (to {os.readlink(out)}); name a new folder itself"
+        )
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise InputError(out, "already exists; name a new folder")
     dataset = read_items(folder).load()
