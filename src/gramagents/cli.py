@@ -114,8 +114,9 @@ ResumeChanged = Annotated[
     typer.Option(
         "--resume-changed",
         help="When --run-dir's records were made under other inputs (a prompt template, "
-        "rubric, recipe, source, conditioning or model endpoint since changed): refuse, or "
-        "reask (set those records aside, ask them again, and record both hashes).",
+        "rubric, recipe, source, suite, conditioning or model endpoint since changed, or "
+        "another --limit or --seed): refuse, or reask (set those records aside, ask again "
+        "what this run asks, and record the change).",
     ),
 ]
 

@@ -11,7 +11,7 @@ from typing import Any
 from ..records import BuildManifest
 from ..runtime.rundir import iter_jsonl
 from ..sources.duplicates import describe
-from .markdown import markdown_table
+from .markdown import markdown_table, status_text
 from .mdtext import Markdown, code_span, md_text
 from .parts import PartsOfKind
 
@@ -114,6 +114,7 @@ def render_build_report(manifest: BuildManifest, folder: Path) -> str:
         + (f" ({md_text(described)})" if described else ""),
         f"- agents: {manifest.agents}"
         + (f" ({', '.join(map(md_text, manifest.models))})" if manifest.models else ""),
+        f"- status: {status_text(manifest)}",
         f"- {counts.requests_sent} requests sent, {counts.cache_hits} cache hits, "
         f"{counts.failed} failures (`failures.jsonl`)",
         "",

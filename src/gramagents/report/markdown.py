@@ -155,6 +155,13 @@ def render_report(
     return "\n".join(lines)
 
 
+def status_text(manifest: RunManifest) -> str:
+    """`complete`, or `partial` with why the run stopped (a failed run's report says so)."""
+    if manifest.status == "complete" or not manifest.reason:
+        return manifest.status
+    return f"{manifest.status} (stopped: {md_text(manifest.reason)})"
+
+
 def _sample_lines(sample: dict[str, Any] | None) -> list[str]:
     """How `--limit` sampled the items (workflow/selection.py), when it did."""
     if not sample:

@@ -259,7 +259,8 @@ class Run:
             )
             raise RunError(
                 f"{self.path}: changed since its records were made: {listed}{under}; re-run "
-                "with --resume-changed=reask to make those again, or use another folder"
+                "with --resume-changed=reask to set those aside (and ask again what this run "
+                "asks), or use a new --run-dir to start afresh"
             )
         at = now_iso()
         return [
