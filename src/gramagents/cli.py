@@ -38,8 +38,10 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
-err = Console(stderr=True)
+out = Console(markup=False, emoji=False, highlight=False)
+err = Console(stderr=True, markup=False, emoji=False, highlight=False)
+"""Text printed from data and names (model specs, ids, paths) stays as written: no console
+markup (`[bold]`), emoji codes (`:zzz:`) or highlighting turn it into something else."""
 
 
 class Switch(str, Enum):
@@ -127,7 +129,7 @@ def _command() -> list[str]:
 
 
 def _say(text: str) -> None:
-    out.print(text, soft_wrap=True, markup=False, highlight=False)
+    out.print(text, soft_wrap=True, markup=False, emoji=False, highlight=False)
 
 
 def _run(coroutine: Coroutine[Any, Any, T]) -> T:

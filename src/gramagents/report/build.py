@@ -108,7 +108,7 @@ def render_build_report(manifest: BuildManifest, folder: Path) -> str:
     described = ", ".join(f"{v} {k}" for k, v in source.items() if isinstance(v, int | str))
     counts = manifest.counts
     lines = [
-        f"# Build report: {manifest.run_id}",
+        f"# Build report: {md_text(manifest.run_id)}",
         "",
         f"- recipe: {md_text(manifest.recipe)}; source {code_span(path)}"
         + (f" ({md_text(described)})" if described else ""),
