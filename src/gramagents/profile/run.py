@@ -24,8 +24,8 @@ from typing import Any
 
 from ..errors import InputError
 from ..progress import SilentProgress
-from ..report.mdtext import md_text
 from ..records import InputChange, ProfileManifest
+from ..report.mdtext import md_text
 from ..resources import file_hash
 from ..runtime.run import ResumeChanged, Run, describe_failure
 from ..versions import package_versions

@@ -121,7 +121,6 @@ class ItemInputs:
 
     def stale(self, changes: Mapping[str, tuple[str, str]]) -> Stale:
         """`stale(model, item)`: whether a change touches that model's answer to the item."""
-
         resampled = any(k.split("/")[0] == SAMPLE_KEY for k in changes)
 
         def touched(model: str, item_id: str) -> bool:
