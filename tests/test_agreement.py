@@ -37,6 +37,7 @@ from gramagents.judging.statistics import (
     weighted_statistics,
     within_agreement,
 )
+from gramagents.records import EvalManifest
 
 NAN = math.nan
 
@@ -304,6 +305,8 @@ def score_line(model: str, item: str, total: float | None, chars: int | None = N
 
 def make_run(path: Path, models: dict[str, dict[str, float]]) -> Path:
     path.mkdir()
+    manifest = EvalManifest(run_id=path.name, command=[], seed=0, models=list(models))
+    (path / "manifest.json").write_text(manifest.model_dump_json(), encoding="utf-8")
     lines = [
         score_line(model, item, total, chars=200 + 3 * int(total))
         for model, totals in models.items()

@@ -116,3 +116,54 @@ def test_bad_review_rows_name_line_and_field(tmp_path, change, field, words):
         import_review(tmp_path / "build", review)
     assert (caught.value.line, caught.value.field) == (4, field)
     assert words in str(caught.value)
+
+
+def test_an_edit_of_any_length_is_applied_and_the_build_stays_usable(tmp_path):
+    """An edit longer than the csv module's default field limit (131,072 characters) used to
+    stop the import and every later `view` and `report` of the build with `_csv.Error`."""
+    from gramagents.report.runs import refresh_report
+    from gramagents.runtime.run import read_manifest
+
+    build(tmp_path)
+    folder = tmp_path / "build"
+    review = folder / "review.csv"
+    rows = read_rows(review)
+    long_edit = "My cousin can juggle " + "and juggle " * 14_000 + "all day."
+    assert len(long_edit) > 150_000
+    rows[1].update(decision="edit", edited_sentence=long_edit, reviewer="li")
+    write_rows(review, rows)
+    result = import_review(folder, review)
+    assert result.manifest.status == "complete"
+    assert read_manifest(folder).status == "complete"
+    edited = {i.id: i for i in result.instances}[rows[1]["instance_id"]]
+    assert edited.text == long_edit
+    assert read_rows(review)[1]["edited_sentence"] == long_edit  # the file written back
+    path, manifest, _ = refresh_report(folder)  # the report and the viewer read it
+    assert manifest.status == "complete" and path.is_file()
+    assert (folder / "view" / "site.json").is_file()
+
+
+def test_a_viewer_that_fails_leaves_the_build_complete_and_its_site_as_it_was(
+    tmp_path, monkeypatch, caplog
+):
+    from gramagents.report.view import build_page
+    from gramagents.runtime.run import read_manifest
+
+    build(tmp_path)
+    folder = tmp_path / "build"
+    page = (folder / "report.html").read_bytes()
+    review = folder / "review.csv"
+    rows = read_rows(review)
+    rows[1].update(decision="reject", reviewer="li")
+    write_rows(review, rows)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the viewer broke")
+
+    monkeypatch.setattr(build_page, "_csv_rows", broken)
+    result = import_review(folder, review)
+    assert result.manifest.status == "complete" and read_manifest(folder).status == "complete"
+    assert result.manifest.review["decisions"]["reject"] == 1
+    assert (folder / "report.html").read_bytes() == page
+    warned = [r.getMessage() for r in caplog.records if "report.html not written" in r.getMessage()]
+    assert warned and "RuntimeError: the viewer broke" in warned[0]

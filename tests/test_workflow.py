@@ -5,6 +5,9 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
+from gramagents.errors import RunError
 from gramagents.models.scripted import ScriptedBackend
 from gramagents.records import ChatRequest
 from gramagents.workflow.build import BuildOptions, run_build
@@ -298,11 +301,16 @@ def test_counts_of_a_resumed_run_take_only_the_items_in_scope(tmp_path):
     ScriptedBackend.register("always-x", lambda request: "x")  # no T/F: invalid answers
     wide = evaluate(dataset, folder, limit=5, spec="scripted:always-x").manifest
     assert (wide.counts.items, wide.counts.invalid, wide.counts.failed) == (10, 10, 0)
-    # fewer items per task: the earlier run's extra lines are not counted
-    narrow = evaluate(dataset, folder, limit=3, spec="scripted:always-x").manifest
-    assert (narrow.counts.items, narrow.counts.requests_sent) == (6, 0)
+    # fewer items per task: refused, or with reask the earlier run's extra lines set aside
+    with pytest.raises(RunError, match=r"sample \(--limit 5 --seed 1234 -> --limit 3"):
+        evaluate(dataset, folder, limit=3, spec="scripted:always-x")
+    narrow = evaluate(
+        dataset, folder, limit=3, spec="scripted:always-x", resume_changed="reask"
+    ).manifest
+    assert (narrow.counts.items, narrow.counts.requests_sent, narrow.set_aside) == (6, 0, 8)
     assert (narrow.counts.invalid, narrow.counts.failed, narrow.status) == (6, 0, "complete")
-    # more again: the earlier lines and this run's new ones add up, each once
+    # more again (a sample holding every answer made): the earlier lines and this run's new
+    # ones add up, each once
     wider = evaluate(dataset, folder, limit=7, spec="scripted:always-x").manifest
     assert (wider.counts.items, wider.counts.requests_sent) == (14, 4)
     assert (wider.counts.invalid, wider.counts.failed, wider.status) == (14, 0, "complete")

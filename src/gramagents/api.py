@@ -91,6 +91,7 @@ EXPORTS: dict[str, str] = {
     "parse_json_line": "gramagents.sources._text:parse_json_line",
     "jsonl_rows": "gramagents.sources._text:iter_jsonl",
     "csv_rows": "gramagents.sources._text:iter_csv",
+    "csv_reader": "gramagents.sources._text:csv_reader",
     "load_yaml_with_lines": "gramagents.sources._text:load_yaml_with_lines",
     "unique_points": "gramagents.sources._text:unique_points",
     "locate": "gramagents.sources._text:locate",
@@ -219,15 +220,16 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     from .scoring.options import disagrees, quoted_options
     from .scoring.overlap import lcs_length, lcs_overlap
     from .sources import SOURCES, ReadOptions, SourceData, source_reader
-    from .sources._text import iter_csv as csv_rows
-    from .sources._text import iter_jsonl as jsonl_rows
     from .sources._text import (
+        csv_reader,
         load_yaml_with_lines,
         locate,
         parse_json_line,
         read_utf8,
         unique_points,
     )
+    from .sources._text import iter_csv as csv_rows
+    from .sources._text import iter_jsonl as jsonl_rows
     from .sources.datasets import FORMATS, Dataset, dataset_format, read_dataset
     from .sources.duplicates import RepeatedIds
     from .sources.points import point_source

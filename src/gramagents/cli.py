@@ -38,8 +38,10 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
-err = Console(stderr=True)
+out = Console(markup=False, emoji=False, highlight=False)
+err = Console(stderr=True, markup=False, emoji=False, highlight=False)
+"""Text printed from data and names (model specs, ids, paths) stays as written: no console
+markup (`[bold]`), emoji codes (`:zzz:`) or highlighting turn it into something else."""
 
 
 class Switch(str, Enum):
@@ -114,8 +116,9 @@ ResumeChanged = Annotated[
     typer.Option(
         "--resume-changed",
         help="When --run-dir's records were made under other inputs (a prompt template, "
-        "rubric, recipe, source, conditioning or model endpoint since changed): refuse, or "
-        "reask (set those records aside, ask them again, and record both hashes).",
+        "rubric, recipe, source, suite, conditioning or model endpoint since changed, or "
+        "another --limit or --seed): refuse, or reask (set those records aside, ask again "
+        "what this run asks, and record the change).",
     ),
 ]
 
@@ -126,7 +129,7 @@ def _command() -> list[str]:
 
 
 def _say(text: str) -> None:
-    out.print(text, soft_wrap=True, markup=False, highlight=False)
+    out.print(text, soft_wrap=True, markup=False, emoji=False, highlight=False)
 
 
 def _run(coroutine: Coroutine[Any, Any, T]) -> T:

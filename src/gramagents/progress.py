@@ -64,6 +64,15 @@ class SilentProgress:
         """Ignore."""
 
 
+def plain_console() -> Console:
+    """A console on stderr that prints text as written.
+
+    Labels and ids come from data: a model spec `openai:zzz` must not print as an emoji, nor
+    `[red]` as a style.
+    """
+    return Console(stderr=True, markup=False, emoji=False, highlight=False)
+
+
 def _tallies_text(tallies: dict[str, int]) -> str:
     return ", ".join(f"{name} {value}" for name, value in tallies.items())
 
@@ -72,15 +81,15 @@ class RichProgress:
     """A rich progress bar per phase, on stderr, its tallies beside it."""
 
     def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console(stderr=True)
+        self.console = console or plain_console()
         self._progress = Progress(
             SpinnerColumn(),
-            TextColumn("[bold]{task.description}"),
+            TextColumn("{task.description}", style="bold", markup=False),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
-            TextColumn("{task.fields[tallies]}"),
+            TextColumn("{task.fields[tallies]}", markup=False),
             console=self.console,
             transient=False,
         )
@@ -108,7 +117,7 @@ class RichProgress:
 
     def note(self, message: str) -> None:
         """Print a line above the bars."""
-        self._progress.console.print(message, markup=False, highlight=False)
+        self._progress.console.print(message, markup=False, emoji=False, highlight=False)
 
     def stop(self) -> None:
         """Stop refreshing."""
@@ -143,7 +152,7 @@ class LineProgress:
     """
 
     def __init__(self, console: Console | None = None, interval: float = INTERVAL_S) -> None:
-        self.console = console or Console(stderr=True)
+        self.console = console or plain_console()
         self.interval = interval
         self._lock = threading.Lock()
         self._label = ""
@@ -157,7 +166,7 @@ class LineProgress:
         self._ticker: threading.Thread | None = None
 
     def _print(self, text: str) -> None:
-        self.console.print(text, soft_wrap=True, markup=False, highlight=False)
+        self.console.print(text, soft_wrap=True, markup=False, emoji=False, highlight=False)
 
     def _line(self) -> str:
         elapsed = time.monotonic() - self._began

@@ -31,13 +31,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
 from jinja2 import StrictUndefined, TemplateSyntaxError, UndefinedError
 from jinja2.sandbox import SandboxedEnvironment
 
 from . import resources
 from .errors import GramagentsError, InputError
 from .records import Message
+from .sources._text import load_yaml_with_lines
 
 _ENV = SandboxedEnvironment(
     undefined=StrictUndefined, keep_trailing_newline=False, autoescape=False
@@ -109,14 +109,8 @@ def split_front_matter(text: str, path: Path) -> tuple[dict[str, Any], str, int]
     end = text.find("\n---\n", 4)
     if end < 0:
         raise InputError(path, "front matter opened with '---' is never closed", line=1)
-    try:
-        meta = yaml.safe_load(text[4:end]) or {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 2 if mark is not None else 1
-        raise InputError(path, f"front matter is not valid YAML ({exc})", line=line) from None
-    except RecursionError:
-        raise InputError(path, "front matter is nested too deeply", line=2) from None
+    meta, _ = load_yaml_with_lines(path, text[:end])  # from its `---` line: lines as in the file
+    meta = {} if meta is None else meta
     if not isinstance(meta, dict):
         raise InputError(path, "front matter must be a mapping", line=2)
     body_line = text[: end + 5].count("\n") + 1

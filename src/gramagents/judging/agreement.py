@@ -11,7 +11,6 @@ ones from a CSV file (`read_human_scores`).
 
 from __future__ import annotations
 
-import csv
 import io
 import itertools
 import json
@@ -26,7 +25,7 @@ import numpy as np
 
 from ..errors import GramagentsError, InputError, RunError
 from ..runtime.rundir import iter_jsonl
-from ..sources._text import iter_csv, read_utf8
+from ..sources._text import csv_reader, iter_csv, read_utf8
 from .statistics import (
     STATISTICS,
     exact_agreement,
@@ -324,7 +323,7 @@ def read_human_scores(path: str | Path) -> list[tuple[str, str, float]]:
     text = read_utf8(path)
     if not text.strip():
         raise InputError(path, "file is empty; expected the header item_id,rater,score", line=1)
-    header = [c.strip() for c in next(csv.reader(io.StringIO(text, newline="")), [])]
+    header = [c.strip() for c in next(csv_reader(io.StringIO(text, newline="")), [])]
     id_column = "id" if "item_id" not in header and "id" in header else "item_id"
     ratings: list[tuple[str, str, float]] = []
     seen: dict[tuple[str, str], int] = {}

@@ -1,7 +1,8 @@
 """`gramagents agree`: judge-human agreement of a run, written as JSON, markdown and an SVG plot.
 
 Writes `agreement.json` (the whole report), `agreement.md` (tables) and `agreement.svg` (judge
-score against the human mean per item) into the run folder, each atomically.
+score against the human mean per item) into the run folder, each atomically. The folder is held
+as every command holds one (runtime/run.py): locked meanwhile, and refused when it holds a link.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from ..runtime.rundir import write_atomic
+from ..runtime.run import Run
 from .agreement import (
     STATISTICS,
     AgreementSettings,
@@ -53,23 +54,28 @@ def agree_run(
         the paths written.
 
     Raises:
-        GramagentsError: A bad run folder, human file or model choice, or too few common items.
+        GramagentsError: A bad run folder (not an eval run, held by another command, holding
+            a link), human file or model choice, or too few common items.
     """
     run = Path(run_dir)
     humans = read_human_scores(human_path)
-    judged = judge_scores(run, model)
-    report = {
-        "run": str(run),
-        "model": judged.model,
-        "rubrics": judged.rubrics,
-        "human_file": str(human_path),
-        **agreement_report(judged.scores, humans, judged.lengths, settings),
-    }
-    paths = [run / name for name in FILES]
-    write_atomic(paths[0], json.dumps(report, ensure_ascii=False, indent=2) + "\n")
-    write_atomic(paths[1], render_markdown(report))
-    write_atomic(paths[2], render_svg(report))
-    return report, paths
+    with Run.existing(run, kind="eval") as held:
+        judged = judge_scores(run, model)
+        report = {
+            "run": str(run),
+            "model": judged.model,
+            "rubrics": judged.rubrics,
+            "human_file": str(human_path),
+            **agreement_report(judged.scores, humans, judged.lengths, settings),
+        }
+        texts = [
+            json.dumps(report, ensure_ascii=False, indent=2) + "\n",
+            render_markdown(report),
+            render_svg(report),
+        ]
+        for name, text in zip(FILES, texts, strict=True):
+            held.write_text(name, text)
+    return report, [run / name for name in FILES]
 
 
 # --- text -------------------------------------------------------------------------------------

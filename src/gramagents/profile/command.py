@@ -7,7 +7,20 @@ from typing import Annotated
 
 import typer
 
-from ..cli import Concurrency, Limit, NoCache, RunDir, Threads, _command, _run, _say, err, fail
+from ..cli import (
+    Concurrency,
+    Limit,
+    NoCache,
+    OnChange,
+    ResumeChanged,
+    RunDir,
+    Threads,
+    _command,
+    _run,
+    _say,
+    err,
+    fail,
+)
 from ..cli_runtime import apply_threads, progress_display
 from ..errors import GramagentsError
 
@@ -47,6 +60,7 @@ def profile(
     judge: Annotated[str, typer.Option(help="Model spec of the rubric judge.")] = "smollm2",
     concurrency: Concurrency = 16,
     no_cache: NoCache = False,
+    resume_changed: ResumeChanged = OnChange.refuse,
     threads: Threads = None,
 ) -> None:
     """A model's grammar competence across every method of a suite, with paired comparisons."""
@@ -67,6 +81,7 @@ def profile(
         concurrency=concurrency,
         use_cache=not no_cache,
         command=_command(),
+        resume_changed=resume_changed.value,
     )
     result = _run(run_profile(options, lambda: progress_display(err)))
     for model_name, blocks in result.data["competences"].items():

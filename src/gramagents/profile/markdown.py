@@ -8,6 +8,7 @@ from typing import Any
 
 from ..records import ProfileManifest
 from ..report.markdown import markdown_table
+from ..report.mdtext import md_text
 
 POOLING = (
     "Chance-corrected score: (score − RANDOM) / (1 − RANDOM) over the competence's items, "
@@ -108,7 +109,7 @@ def weakest_lines(data: dict[str, Any]) -> list[str]:
         "example names its entry: `evals/ENTRY/report.html` shows the item (its Items tab).",
     ]
     for model, points in data["weakest"].items():
-        lines += ["", f"### {model}", ""]
+        lines += ["", f"### {md_text(model)}", ""]
         rows = []
         for point in points:
             shown = "; ".join(
@@ -164,7 +165,7 @@ def paired_lines(comparisons: list[dict[str, Any]]) -> list[str]:
         "correction over all the tests of the pair (tasks and competences).",
     ]
     for pair in comparisons:
-        lines += ["", f"### {pair['a']} − {pair['b']} ({pair['n']} items)", ""]
+        lines += ["", f"### {md_text(pair['a'])} − {md_text(pair['b'])} ({pair['n']} items)", ""]
         rows = [
             [
                 r["kind"],
@@ -195,12 +196,13 @@ def paired_lines(comparisons: list[dict[str, Any]]) -> list[str]:
 def render_profile(manifest: ProfileManifest, data: dict[str, Any]) -> str:
     """The whole `report.md` of a profile."""
     suite = data["suite"]
-    lines = [f"# Profile {manifest.run_id}: suite {suite['name']}", ""]
+    lines = [f"# Profile {md_text(manifest.run_id)}: suite {md_text(suite['name'])}", ""]
     if suite.get("description"):
-        lines += [suite["description"], ""]
+        lines += [md_text(suite["description"]), ""]
     lines += [
-        f"Models: {', '.join(data['models']) or '(none)'}. Status: {manifest.status}"
-        + (f" ({manifest.reason})" if manifest.reason else "")
+        f"Models: {', '.join(map(md_text, data['models'])) or '(none)'}. "
+        f"Status: {manifest.status}"
+        + (f" ({md_text(manifest.reason)})" if manifest.reason else "")
         + ".",
         "",
     ]

@@ -5,9 +5,14 @@ The profile's folder (a `Run` of kind `profile`) holds one build folder per buil
 command would write, so each can be opened, viewed and resumed on its own. A build is re-run in
 its folder as `gramagents build` re-runs one: the response cache asks nothing already answered,
 and a folder built from another source, recipe or prompts is refused (one line); an eval is
-resumed, so only what is missing is asked, and refuses a folder of another dataset. The
-statistics (`profile.json`), `report.md` and the viewer page are written last, from the evals'
-records.
+resumed, so only what is missing is asked, and refuses a folder of another dataset or sample.
+The statistics (`profile.json`), `report.md` and the viewer page are written last, from the
+evals' records.
+
+A resumed profile checks its suite file by content: another suite (or the same file edited) is
+refused, or with `--resume-changed=reask` recorded in the manifest's `changes`, the entries it
+no longer names left out, and each entry's build and eval resumed under the same option (what
+changed under their records is made again). A profile that stops says so in its `report.md`.
 """
 
 from __future__ import annotations
@@ -19,9 +24,10 @@ from typing import Any
 
 from ..errors import InputError
 from ..progress import SilentProgress
-from ..records import ProfileManifest
+from ..records import InputChange, ProfileManifest
+from ..report.mdtext import md_text
 from ..resources import file_hash
-from ..runtime.run import Run
+from ..runtime.run import ResumeChanged, Run, describe_failure
 from ..versions import package_versions
 from .compute import Settings, profile_data
 from .scores import ItemScore, read_entry
@@ -48,6 +54,9 @@ class ProfileOptions:
     concurrency: int = 16
     use_cache: bool = True
     command: list[str] = field(default_factory=list)
+    resume_changed: ResumeChanged = "refuse"
+    """On resuming a folder whose suite, or an entry's inputs, changed: refuse, or record the
+    change and make again what it touches (`reask`)."""
 
     @property
     def seed(self) -> int:
@@ -106,7 +115,10 @@ async def run_profile(
     suite, suite_file = load_suite(options.suite)
     entries = plan(suite, suite_file, options)
     with Run.open(options.run_dir, "profile") as run:
+        changes = _suite_changes(run, suite_file, options.resume_changed)
+        run.file(PROFILE_JSON).unlink(missing_ok=True)  # made again from the evals at the end
         manifest = _manifest(run, suite, suite_file, options)
+        manifest.changes += changes
         run.write_manifest(manifest)
         try:
             job = _Job(run, options, progress, set(suite.competence_of()))
@@ -123,15 +135,28 @@ async def run_profile(
             run.write_text(PROFILE_JSON, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
             run.finish(manifest)
         except BaseException as exc:
-            if any(run.file(d).exists() for d in ("builds", "evals")):
-                run.write_text("report.md", _interim(manifest))  # keep what the entries wrote
+            if not run.created or any(run.file(d).exists() for d in ("builds", "evals")):
+                # what the entries wrote, and why the profile stopped (not a "running" title)
+                run.write_text("report.md", _interim(manifest, describe_failure(exc)))
             run.settle(manifest, exc, view=False)
             raise
     return ProfileResult(run, manifest, data)
 
 
+def _suite_changes(run: Run, suite_file: Path, policy: ResumeChanged) -> list[InputChange]:
+    """The change of the suite file under a resumed profile: refused, or (`reask`) recorded."""
+    previous = run.found
+    if not isinstance(previous, ProfileManifest) or "suite" not in previous.hashes:
+        return []
+    before, after = previous.hashes["suite"], file_hash(suite_file)
+    if before == after:
+        return []
+    return run.check_changes({"suite": (before, after)}, None, policy)
+
+
 def _manifest(run: Run, suite: Suite, suite_file: Path, options: ProfileOptions) -> ProfileManifest:
     previous = run.found
+    kept = previous.entries if isinstance(previous, ProfileManifest) else {}
     return ProfileManifest(
         run_id=run.run_id,
         command=options.command,
@@ -142,14 +167,22 @@ def _manifest(run: Run, suite: Suite, suite_file: Path, options: ProfileOptions)
         started=previous.started if previous is not None else _now(),
         suite={"name": suite.suite, "file": str(suite_file), "competences": suite.competences},
         boot=options.settings.boot,
-        entries=dict(previous.entries) if isinstance(previous, ProfileManifest) else {},
+        entries={name: e for name, e in kept.items() if name in suite.entries},
+        changes=list(previous.changes) if previous is not None else [],
     )
 
 
-def _interim(manifest: ProfileManifest) -> str:
-    """`report.md` while entries run: what is done (the folder now holds their records)."""
-    done = [f"- {name}: {e['eval']} ({e['status']})" for name, e in manifest.entries.items()]
-    return "\n".join([f"# Profile {manifest.run_id} (running)", "", *done]) + "\n"
+def _interim(manifest: ProfileManifest, failure: str | None = None) -> str:
+    """`report.md` while entries run (what is done), or of a profile that stopped (and why)."""
+    title = md_text(manifest.run_id)
+    done = [
+        f"- {md_text(name)}: {md_text(e['eval'])} ({md_text(e['status'])})"
+        for name, e in manifest.entries.items()
+    ]
+    if failure is None:
+        return "\n".join([f"# Profile {title} (running)", "", *done]) + "\n"
+    head = [f"# Profile {title} (failed)", "", f"Stopped before its statistics: {md_text(failure)}"]
+    return "\n".join([*head, "", *done]) + "\n"
 
 
 def _now() -> str:
@@ -200,6 +233,7 @@ async def _run_entry(job: _Job, name: str, entry: Entry, source: Path) -> dict[s
         use_cache=options.use_cache,
         command=options.command,
         judge=options.judge,
+        resume_changed=options.resume_changed,
     )
     result = await run_eval(target, eval_options, progress())
     record.update(
@@ -249,6 +283,7 @@ async def _build(
         concurrency=options.concurrency,
         use_cache=options.use_cache,
         command=options.command,
+        resume_changed=options.resume_changed,
     )
     await run_build(entry.build.recipe, build_options, progress())
     return folder

@@ -11,7 +11,7 @@ from typing import Any
 from ..records import BuildManifest
 from ..runtime.rundir import iter_jsonl
 from ..sources.duplicates import describe
-from .markdown import markdown_table
+from .markdown import markdown_table, status_text
 from .mdtext import Markdown, code_span, md_text
 from .parts import PartsOfKind
 
@@ -108,12 +108,13 @@ def render_build_report(manifest: BuildManifest, folder: Path) -> str:
     described = ", ".join(f"{v} {k}" for k, v in source.items() if isinstance(v, int | str))
     counts = manifest.counts
     lines = [
-        f"# Build report: {manifest.run_id}",
+        f"# Build report: {md_text(manifest.run_id)}",
         "",
         f"- recipe: {md_text(manifest.recipe)}; source {code_span(path)}"
         + (f" ({md_text(described)})" if described else ""),
         f"- agents: {manifest.agents}"
         + (f" ({', '.join(map(md_text, manifest.models))})" if manifest.models else ""),
+        f"- status: {status_text(manifest)}",
         f"- {counts.requests_sent} requests sent, {counts.cache_hits} cache hits, "
         f"{counts.failed} failures (`failures.jsonl`)",
         "",

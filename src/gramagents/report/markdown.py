@@ -118,16 +118,16 @@ def render_report(
     counts = manifest.counts
     dataset = manifest.dataset or {}
     lines = [
-        f"# Evaluation report: {manifest.run_id}",
+        f"# Evaluation report: {md_text(manifest.run_id)}",
         "",
         f"- dataset: {code_span(dataset.get('path', '?'))} ({dataset.get('items', '?')} items"
         + (f", recipe {md_text(manifest.recipe)}" if manifest.recipe else "")
         + ")",
         *_sample_lines(dataset.get("sample")),
         f"- models: {', '.join(map(md_text, manifest.models))}",
-        f"- status: {manifest.status}; {counts.items} answers, {counts.requests_sent} requests "
-        f"sent, {counts.cache_hits} cache hits, {counts.invalid} invalid, "
-        f"{counts.failed} failed",
+        f"- status: {status_text(manifest)}; {counts.items} answers, "
+        f"{counts.requests_sent} requests sent, {counts.cache_hits} cache hits, "
+        f"{counts.invalid} invalid, {counts.failed} failed",
         *_conditioning_lines(manifest.conditioning),
         *(f"- duplicates: {line}" for line in describe(dataset.get("duplicates"))),
         *(f"- {line}" for line in describe_answers(dataset.get("answers"))),
@@ -153,6 +153,13 @@ def render_report(
     lines += _breakdowns(manifest, summary, tasks)
     lines.append("")
     return "\n".join(lines)
+
+
+def status_text(manifest: RunManifest) -> str:
+    """`complete`, or `partial` with why the run stopped (a failed run's report says so)."""
+    if manifest.status == "complete" or not manifest.reason:
+        return manifest.status
+    return f"{manifest.status} (stopped: {md_text(manifest.reason)})"
 
 
 def _sample_lines(sample: dict[str, Any] | None) -> list[str]:

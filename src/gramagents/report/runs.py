@@ -66,9 +66,9 @@ def refresh_report(run: Path, view: bool = True) -> tuple[Path, RunManifest, Sum
         assert manifest is not None  # Run.existing reads it or stops
         summary, files = write_reports(folder, manifest)
         if view:
-            from .view import write_view
+            from .view import refresh_view
 
-            write_view([folder.path], summary=summary, sections=files)
+            refresh_view(folder.path, summary=summary, sections=files)
     return folder.file("report.md"), manifest, summary
 
 

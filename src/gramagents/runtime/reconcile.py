@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .run import Run
-from .rundir import iter_jsonl_raw, refuse_symlink, repair_jsonl
+from .rundir import iter_jsonl_raw, refuse_link, repair_jsonl
 
 RESPONSES = "responses.jsonl"
 SCORES = "scores.jsonl"
@@ -178,7 +178,7 @@ def _fill_texts(path: Path, scan: _Scan) -> None:
 
 def _rewrite(path: Path, drop: set[int]) -> None:
     """Rewrite a record file without the lines numbered in `drop`, atomically."""
-    refuse_symlink(path)
+    refuse_link(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as out, path.open("rb") as source:

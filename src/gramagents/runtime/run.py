@@ -6,8 +6,9 @@ a `Run`, so that the rules are the same for all of them:
 - **one owner**: the folder is locked for the life of the command (runtime/lock.py); a second
   command stops at once with a line naming the folder and the process that holds it. A command
   that opens a folder its own process already holds (an eval writing its viewer) borrows it;
-- **its own files**: a folder that is a symbolic link, or that holds one, is refused, so that no
-  write follows a link out of the folder;
+- **its own files**: a folder that is a symbolic link, or that holds a link at any depth (a
+  symbolic link, or a file with another name: a hard link), is refused, so that no read or
+  write follows a link out of the folder and no append or cut changes another name's bytes;
 - **what it resumes**: `manifest.json` is read here and only here, typed by kind
   (`BuildManifest | EvalManifest`); inputs that changed since the records were made are refused
   with one line naming them, or, with `--resume-changed=reask`, listed in the manifest
@@ -43,7 +44,8 @@ from .rundir import (
     iter_jsonl,
     new_run_id,
     now_iso,
-    refuse_symlink,
+    refuse_link,
+    refuse_links_within,
     write_atomic,
     write_jsonl_atomic,
 )
@@ -64,7 +66,7 @@ _WARNED_LINES = 10
 def read_manifest(folder: Path) -> RunManifest | None:
     """A run folder's manifest, typed by its kind (None: the folder has none)."""
     file = Path(folder) / MANIFEST
-    refuse_symlink(file)
+    refuse_link(file)
     if not file.is_file():
         return None
     try:
@@ -164,7 +166,7 @@ class Run:
     def _locked(cls, path: Path, created: bool) -> Run:
         run = cls(path, created, FolderLock(path))
         try:
-            _refuse_links_inside(path)
+            refuse_links_within(path)
             assert run._lock is not None
             run._lock.acquire()
         except BaseException as exc:
@@ -221,13 +223,13 @@ class Run:
 
     def write_text(self, name: str, text: str) -> None:
         """Write a result file of the folder atomically."""
-        refuse_symlink(self.file(name))
+        refuse_link(self.file(name))
         write_atomic(self.file(name), text)
         self._wrote = True
 
     def write_jsonl(self, name: str, records: Iterable[Any]) -> int:
         """Write a whole JSONL result file atomically; returns its lines."""
-        refuse_symlink(self.file(name))
+        refuse_link(self.file(name))
         self._wrote = True
         return write_jsonl_atomic(self.file(name), records)
 
@@ -257,7 +259,8 @@ class Run:
             )
             raise RunError(
                 f"{self.path}: changed since its records were made: {listed}{under}; re-run "
-                "with --resume-changed=reask to make those again, or use another folder"
+                "with --resume-changed=reask to set those aside (and ask again what this run "
+                "asks), or use a new --run-dir to start afresh"
             )
         at = now_iso()
         return [
@@ -273,7 +276,7 @@ class Run:
         if not entries:
             return 0
         file = self.file(SET_ASIDE)
-        refuse_symlink(file)
+        refuse_link(file)
         kept = list(iter_jsonl(file, skip_unreadable=True))
         seen = {(e.get("file"), e.get("text")) for e in kept}
         new = [e for e in entries if (e["file"], e["text"]) not in seen]
@@ -337,10 +340,10 @@ class Run:
         if view and not installed("viewer"):
             log.info("report.html not written: %s", MissingExtra("the run viewer", "viewer"))
         elif view:
-            from ..report.view import write_view
+            from ..report.view import refresh_view
 
             given = items if self.created else None
-            write_view([self.path], summary=summary, sections=sections, items=given)
+            refresh_view(self.path, summary=summary, sections=sections, items=given)
 
 
 def describe_failure(failure: BaseException) -> str:
@@ -369,8 +372,3 @@ def _refuse_linked_folder(path: Path) -> None:
         raise RunError(
             f"{path}: is a symbolic link (to {path.readlink()}); name the run folder itself"
         )
-
-
-def _refuse_links_inside(path: Path) -> None:
-    for entry in path.iterdir():
-        refuse_symlink(entry)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
@@ -63,18 +64,48 @@ def _line(record: BaseModel | dict[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False) + "\n"
 
 
-def refuse_symlink(path: Path) -> None:
-    """A run folder's files are its own: a symbolic link among them is refused, not followed."""
-    if path.is_symlink():
+def refuse_link(path: Path) -> None:
+    """A run folder's files are its own: a link among them is refused, never followed.
+
+    A symbolic link would lead a write (or a read) elsewhere; a hard link (a file with another
+    name, in or out of the folder) would have an append or a cut change the other name's
+    bytes too. A missing file is fine (it is about to be made).
+    """
+    try:
+        found = path.lstat()
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    _refuse(path, found)
+
+
+def _refuse(path: Path, found: os.stat_result) -> None:
+    if stat.S_ISLNK(found.st_mode):
         raise RunError(
             f"{path}: is a symbolic link (to {os.readlink(path)}); a run folder's files must be "
             "its own, not links elsewhere"
         )
+    if stat.S_ISREG(found.st_mode) and found.st_nlink > 1:
+        raise RunError(
+            f"{path}: is a hard link (the file has {found.st_nlink} names); a run folder's "
+            "files must be its own: copy the file rather than link it"
+        )
+
+
+def refuse_links_within(folder: Path) -> None:
+    """Refuse a run folder holding a link (`refuse_link`) at any depth."""
+    pending = [folder]
+    while pending:
+        with os.scandir(pending.pop()) as entries:
+            for entry in entries:
+                path = Path(entry.path)
+                _refuse(path, entry.stat(follow_symlinks=False))
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(path)
 
 
 def repair_jsonl(path: Path) -> bytes:
     """Cut a partial last line left by a killed writer; returns what was cut."""
-    refuse_symlink(path)
+    refuse_link(path)
     if not path.exists():
         return b""
     with path.open("rb+") as handle:
@@ -150,9 +181,13 @@ class JsonlAppender:
         self.written = 0
         """Lines appended through this appender."""
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-        self._handle: IO[str] = os.fdopen(
-            os.open(path, flags, 0o644), "a", encoding="utf-8", newline="\n"
-        )
+        fd = os.open(path, flags, 0o644)
+        try:  # a link made since the check: the open file itself is what counts
+            _refuse(path, os.fstat(fd))
+        except RunError:
+            os.close(fd)
+            raise
+        self._handle: IO[str] = os.fdopen(fd, "a", encoding="utf-8", newline="\n")
 
     def append(self, lines: list[str]) -> None:
         """Append serialised records (one JSON object each, no newline), flushed to the OS."""

@@ -6,7 +6,7 @@ import csv
 import io
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -135,11 +135,33 @@ def iter_jsonl(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
             yield number, parse_json_line(path, number, line)
 
 
+CSV_FIELD_LIMIT = 2**31 - 1
+"""Longest CSV field read, in characters: any field a file in memory can hold. The csv
+module's own default (131,072) is a guard against runaway quoting, not a size any of our files
+keeps to: a reviewer's edit of a long passage, a long essay, a long sentence are data."""
+
+
+def allow_long_csv_fields() -> None:
+    """Raise the csv module's field limit to `CSV_FIELD_LIMIT` (never lower it).
+
+    The limit is the csv module's, for the whole process; every CSV reader of gramagents calls
+    this first, so that a long field reads as any other.
+    """
+    if csv.field_size_limit() < CSV_FIELD_LIMIT:
+        csv.field_size_limit(CSV_FIELD_LIMIT)
+
+
+def csv_reader(lines: Iterable[str], **options: Any) -> Any:
+    """`csv.reader` over `lines`, with fields of any length (`allow_long_csv_fields`)."""
+    allow_long_csv_fields()
+    return csv.reader(lines, **options)
+
+
 def iter_csv(
     path: Path, text: str, required: tuple[str, ...]
 ) -> Iterator[tuple[int, dict[str, str]]]:
     """Yield (line number, row) for each data row; the header must name `required` columns."""
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = csv_reader(io.StringIO(text, newline=""))
     try:
         header = next(reader)
     except StopIteration:
@@ -177,8 +199,21 @@ def iter_csv(
         yield line, {name: (row[i] if i < len(row) else "") for name, i in seen.items()}
 
 
+MAX_ALIAS_VALUES = 100_000
+"""Values YAML aliases may add to a document when expanded (`*name` repeats the value `&name`
+marks). A few aliases of small values stay far below it; nested aliases that repeat one
+another (an "alias bomb": a few hundred bytes that expand to billions of values) are refused
+before any value is built, so that no reader, check or hash walks them."""
+
+
 def load_yaml_with_lines(path: Path, text: str) -> tuple[Any, dict[Any, int]]:
-    """Parse YAML; also return a map from id() of each mapping/list to its 1-based line."""
+    """Parse YAML safely; also return a map from id() of each mapping/list to its 1-based line.
+
+    The one YAML reader of gramagents (sources, suites, recipes, rubric and prompt front
+    matter, taxonomies and patterns): plain data only (`yaml.SafeLoader`), no value nested more
+    than `MAX_DEPTH` deep, aliases that refer to the value holding them refused and their
+    expansion bounded by `MAX_ALIAS_VALUES`. Each failure is one `InputError` naming the file.
+    """
     lines: dict[Any, int] = {}
 
     class _Loader(yaml.SafeLoader):
@@ -192,8 +227,12 @@ def load_yaml_with_lines(path: Path, text: str) -> tuple[Any, dict[Any, int]]:
         return value
 
     _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
+    loader = _Loader(text)
     try:
-        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - SafeLoader subclass
+        node = loader.get_single_node()
+        if node is not None:
+            _check_aliases(path, node)
+        data = None if node is None else loader.construct_document(node)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -201,8 +240,54 @@ def load_yaml_with_lines(path: Path, text: str) -> tuple[Any, dict[Any, int]]:
         raise InputError(path, f"invalid YAML ({problem})", line=line) from None
     except RecursionError:
         raise InputError(path, f"YAML nested more than {MAX_DEPTH} levels deep") from None
+    finally:
+        loader.dispose()
     check_values(path, data, lines=lines)
     return data, lines
+
+
+def _check_aliases(path: Path, root: yaml.Node) -> None:
+    """Refuse a document whose aliases refer to their own holder or expand too far.
+
+    Aliases make the composed nodes a graph in which a node has several parents; the size of
+    the document once every alias is expanded is counted over that graph, each node once.
+    """
+    size: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, closing = stack.pop()
+        key = id(node)
+        if closing:
+            open_nodes.discard(key)
+            size[key] = 1 + sum(size[id(c)] for c in _children(node))
+            continue
+        if key in size:
+            continue
+        if key in open_nodes:  # reached again from inside itself
+            raise InputError(
+                path,
+                "a YAML alias refers to the value that holds it (a value that never ends)",
+                line=node.start_mark.line + 1,
+            )
+        open_nodes.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node))
+    added = size[id(root)] - len(size)
+    if added > MAX_ALIAS_VALUES:
+        raise InputError(
+            path,
+            f"YAML aliases expand to more than {MAX_ALIAS_VALUES:,} values (aliases nested in "
+            "aliases); write the values out, or repeat fewer of them",
+        )
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
 
 
 def unique_points(

@@ -196,10 +196,12 @@ def read_items(path: Path) -> Dataset:
             return read_exported(path)
     if path.is_dir():
         from ..runtime.run import read_manifest
+        from ..runtime.rundir import refuse_link
 
         manifest = read_manifest(path)
         if manifest is not None:
             info = {"build_run": manifest.run_id, "recipe": manifest.recipe}
+            refuse_link(path / "dataset.jsonl")  # a run folder's file, its own
         path = path / "dataset.jsonl"
         if not path.is_file():
             raise InputError(path, "no dataset.jsonl in this folder (is it a build run?)")

@@ -17,7 +17,7 @@ from ..sources.datasets import Dataset
 from ..sources.duplicates import summary
 from ..templates import PromptTemplate
 from ..versions import package_versions
-from .eval_resume import JUDGE_KEY, endpoint_text
+from .eval_resume import JUDGE_KEY, endpoint_text, sample_inputs
 from .selection import Selection
 
 if TYPE_CHECKING:
@@ -46,6 +46,7 @@ class EvalSetting:
         inputs.update({f"endpoint/{m}": e for m, e in self.endpoints().items()})
         if self.judge is not None:
             inputs[JUDGE_KEY] = self.judge.spec.label
+        inputs.update(sample_inputs(self.selection.sampling))
         return inputs
 
     def endpoints(self) -> dict[str, str]:

@@ -7,11 +7,19 @@ server restarted on another port is the same model: `ModelSpec.label`). The mani
 each as a flat key (`prompts/NAME`, `rubrics/ID`, `judge`, `conditioning/TASK`,
 `endpoint/MODEL`); a resume compares the manifest's with the run's own, and the keys of an item
 say whether a change touches its records.
+
+Which items the run asks is an input too (`sample`: `--limit` and `--seed`, and how they
+sample): a resume that samples otherwise would leave the answers of items outside its sample
+in the folder, counted by its summary but not by its manifest. Those answers are what such a
+change touches.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
+from typing import Any
 
 from ..errors import RunError
 from ..records import EvalManifest, InputChange, Item
@@ -21,6 +29,7 @@ from ..tasks import TaskSpec
 from ..tasks.registry import rubric_of
 
 JUDGE_KEY = "judge"
+SAMPLE_KEY = "sample"
 INPUT_PREFIXES = ("prompts/", "rubrics/", "conditioning/", "endpoint/")
 
 
@@ -38,9 +47,27 @@ def endpoint_text(endpoint: str | None) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
+def sample_inputs(sampling: dict[str, Any] | None) -> dict[str, str]:
+    """How a run chose its items, as input keys (`workflow/selection.py` says the sampling).
+
+    `sample`: the options (`--limit 3 --seed 1234`, or every item); `sample/method`: a hash of
+    how the sample is drawn, which only a version of gramagents that samples otherwise changes.
+    """
+    if not sampling:
+        return {SAMPLE_KEY: "every item (no --limit)"}
+    how = {k: v for k, v in sampling.items() if k not in ("limit", "seed")}
+    method = hashlib.sha256(json.dumps(how, sort_keys=True).encode()).hexdigest()
+    return {
+        SAMPLE_KEY: f"--limit {sampling.get('limit')} --seed {sampling.get('seed')}",
+        f"{SAMPLE_KEY}/method": method,
+    }
+
+
 def manifest_inputs(manifest: EvalManifest) -> dict[str, str]:
     """Every input an eval manifest records, as flat keys (see the module docstring)."""
     inputs = {k: v for k, v in manifest.hashes.items() if k.startswith(INPUT_PREFIXES)}
+    if manifest.dataset is not None:
+        inputs.update(sample_inputs(manifest.dataset.get("sample")))
     inputs.update({f"conditioning/{t}": c for t, c in manifest.conditioning.items()})
     inputs.update({f"endpoint/{m}": e for m, e in manifest.endpoints.items()})
     if manifest.judge:
@@ -94,8 +121,11 @@ class ItemInputs:
 
     def stale(self, changes: Mapping[str, tuple[str, str]]) -> Stale:
         """`stale(model, item)`: whether a change touches that model's answer to the item."""
+        resampled = any(k.split("/")[0] == SAMPLE_KEY for k in changes)
 
         def touched(model: str, item_id: str) -> bool:
+            if resampled and item_id not in self._items:  # outside this run's sample
+                return True
             return f"endpoint/{model}" in changes or not changes.keys().isdisjoint(
                 self.keys(item_id)
             )

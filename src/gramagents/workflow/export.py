@@ -24,6 +24,7 @@ import yaml
 from ..errors import InputError
 from ..extras import require
 from ..records import BuildManifest, Item
+from ..report.mdtext import code_span, md_cell, md_text
 from ..runtime.run import MANIFEST, Run
 from ..sources.datasets import read_items
 from ..sources.exported import COLUMNS, EXPORT_INFO, item_row
@@ -73,6 +74,10 @@ def export_run(run: Path, to: ExportFormat, out: Path, license: str | None = Non
 def _export(
     folder: Path, manifest: BuildManifest, to: ExportFormat, out: Path, license: str | None
 ) -> ExportResult:
+    if out.is_symlink():
+        raise InputError(
+            out, f"is a symbolic link (to {os.readlink(out)}); name a new folder itself"
+        )
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise InputError(out, "already exists; name a new folder")
     dataset = read_items(folder).load()
@@ -230,7 +235,7 @@ def dataset_card(card: CardFacts) -> str:
     lines = [
         f"---\n{front}---",
         "",
-        f"# {card_title(card.manifest)}",
+        f"# {md_text(card_title(card.manifest))}",
         "",
         *_origin(card),
         *_stages(card.manifest),
@@ -247,17 +252,18 @@ def _origin(card: CardFacts) -> list[str]:
     manifest, counts = card.manifest, card.counts
     source = manifest.source or {}
     return [
-        f"Built by gramagents with the `{manifest.recipe}` recipe from "
-        f"`{Path(str(source.get('path', '?'))).name}`"
-        + (f" ({source['points']} grammar points)" if "points" in source else "")
-        + f", agents {manifest.agents or 'off'}, seed {manifest.seed}, finished "
-        f"{manifest.finished or manifest.started}. {len(card.items)} items, one `{SPLIT}` split.",
+        f"Built by gramagents with the {code_span(manifest.recipe)} recipe from "
+        f"{code_span(Path(str(source.get('path', '?'))).name)}"
+        + (f" ({md_text(source['points'])} grammar points)" if "points" in source else "")
+        + f", agents {md_text(manifest.agents or 'off')}, seed {manifest.seed}, finished "
+        f"{md_text(manifest.finished or manifest.started)}. {len(card.items)} items, one "
+        f"`{SPLIT}` split.",
         "",
         "## Items per task",
         "",
         "| task | items |",
         "| --- | ---: |",
-        *(f"| {task} | {n} |" for task, n in counts.items()),
+        *(f"| {md_cell(task)} | {n} |" for task, n in counts.items()),
         f"| total | {sum(counts.values())} |",
         "",
     ]
@@ -270,18 +276,27 @@ def _hashes(card: CardFacts) -> list[str]:
         "",
         "| what | sha256 |",
         "| --- | --- |",
-        *(f"| `{name}` | `{sha}` |" for name, sha in card.files.items()),
+        *(f"| {_code_cell(name)} | {_code_cell(sha)} |" for name, sha in card.files.items()),
         f"| `dataset.jsonl` of the build | `{card.digest}` |",
-        *(f"| {name} | `{sha}` |" for name, sha in hashes.items() if name != "dataset"),
+        *(
+            f"| {md_cell(name)} | {_code_cell(sha)} |"
+            for name, sha in hashes.items()
+            if name != "dataset"
+        ),
         "",
     ]
+
+
+def _code_cell(value: object) -> str:
+    """Inline code in a table cell: a `|` inside it would end the cell."""
+    return code_span(value).replace("|", "\\|")
 
 
 def _licence(licence: str) -> list[str]:
     return [
         "## Licence",
         "",
-        f"`{licence}`."
+        f"{code_span(licence)}."
         + (
             " The items derive from the grammar source; give its licence with "
             "`gramagents export ... --license ID` before sharing."
@@ -296,7 +311,7 @@ def _stages(manifest: BuildManifest) -> list[str]:
     if not manifest.stages:
         return []
     rows = [
-        f"| {stage} | {', '.join(f'{k} {v}' for k, v in outcome.items())} |"
+        f"| {md_cell(stage)} | {md_cell(', '.join(f'{k} {v}' for k, v in outcome.items()))} |"
         for stage, outcome in manifest.stages.items()
     ]
     return ["## How the items were made", "", "| stage | counts |", "| --- | --- |", *rows, ""]

@@ -22,7 +22,6 @@ id with a different question is an error naming the file, the line and the field
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import re
 from collections import Counter
@@ -36,6 +35,7 @@ from ...api import (
     Item,
     PromptParts,
     RepeatedIds,
+    csv_reader,
     csv_rows,
     dataset_format,
     read_utf8,
@@ -151,7 +151,7 @@ def file_kind(path: Path) -> str | None:
     if bank_of(path):
         return "bank"
     with path.open(encoding="utf-8-sig", errors="replace", newline="") as handle:
-        header = next(csv.reader([handle.readline()]), [])
+        header = next(csv_reader([handle.readline()]), [])
     return "lite" if "QuestionBank" in [c.strip() for c in header] else None
 
 

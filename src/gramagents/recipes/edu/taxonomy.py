@@ -8,9 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from ...api import GramagentsError
+from ...api import GramagentsError, load_yaml_with_lines, read_utf8
 
 DATA = Path(__file__).with_name("taxonomy.yaml")
 
@@ -33,7 +31,8 @@ class Level:
 
 @lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
-    return yaml.safe_load(DATA.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    data, _ = load_yaml_with_lines(DATA, read_utf8(DATA))
+    return data  # type: ignore[no-any-return]
 
 
 @lru_cache(maxsize=1)

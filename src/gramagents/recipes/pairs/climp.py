@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...api import Dataset, InputError, Item, dataset_format, read_utf8
+from ...api import Dataset, InputError, Item, csv_reader, dataset_format, read_utf8
 from .reader import dataset_of, files_in, pair_item, shown_name
 
 UNNAMED = ("phenomenon", "paradigm", "sentence", "label")
@@ -59,7 +59,7 @@ class Row:
 
 def _csv_rows(file: Path, text: str) -> list[tuple[int, list[str]]]:
     """(first line, cells) of every non-blank CSV record."""
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    reader = csv_reader(io.StringIO(text, newline=""), strict=True)
     rows: list[tuple[int, list[str]]] = []
     while True:
         line = reader.line_num + 1
@@ -195,8 +195,8 @@ def _sentence_rows(file: Path, text: str) -> list[Row]:
         if not line:
             continue
         try:
-            cells = next(csv.reader([line]))
-        except csv.Error as exc:  # a field over the csv module's size limit
+            cells = next(csv_reader([line]))
+        except csv.Error as exc:
             raise InputError(
                 file, f"malformed line ({exc})", line=number, field="sentence"
             ) from None

@@ -7,6 +7,6 @@ answers, extraction and score, and, for builds, the stage counts, the review que
 rejected agent outputs. See `site.py` for the files it writes.
 """
 
-from .site import SiteResult, write_view
+from .site import SiteResult, refresh_view, write_view
 
-__all__ = ["SiteResult", "write_view"]
+__all__ = ["SiteResult", "refresh_view", "write_view"]

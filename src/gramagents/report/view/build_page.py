@@ -15,6 +15,7 @@ from typing import Any
 
 from ...records import RunManifest
 from ...runtime.rundir import iter_jsonl
+from ...sources._text import allow_long_csv_fields
 from ..build import files_table
 from .items import trim
 from .markup import Figures, Num, card, facts, table
@@ -131,6 +132,7 @@ def write_review(folder: Path, manifest: RunManifest, data: Path) -> dict[str, A
 
 
 def _csv_rows(path: Path) -> Iterator[dict[str, Any]]:
+    allow_long_csv_fields()  # a reviewer's long edit is a row like any other
     with path.open(encoding="utf-8-sig", newline="") as handle:
         yield from csv.DictReader(handle)
 

@@ -2,7 +2,9 @@
 
 Only the site is served: `report.html` and the files under `view/`, never the rest of the
 folder it was written into (a run folder holds the records and the manifest). There is no
-directory listing, a symlink that leads out of the folder is not followed, and a request whose
+directory listing, and no link is followed: a symbolic link on the way to a file, or a file
+with another name (a hard link), is not served, so a link inside `view/` cannot give the run's
+`responses.jsonl` (or anything else) away. A request whose
 `Host` is not this server's own address is refused, so a web page in the same browser cannot
 reach the server through a name of its own (DNS rebinding).
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -59,9 +62,16 @@ class SiteHandler(SimpleHTTPRequestHandler):
             return False
         if parts != (PAGE,) and (parts[0] != FOLDER or len(parts) < 2):
             return False
-        root = Path(self.directory).resolve()
-        target = Path(self.directory, *parts)
-        return target.is_file() and target.resolve().is_relative_to(root)
+        root = Path(self.directory)
+        target = root.joinpath(*parts)
+        for depth in range(1, len(parts) + 1):  # no link on the way, the file itself included
+            if root.joinpath(*parts[:depth]).is_symlink():
+                return False
+        try:
+            found = target.stat()
+        except OSError:
+            return False
+        return stat.S_ISREG(found.st_mode) and found.st_nlink == 1
 
 
 def make_server(folder: Path, port: int = 0) -> ThreadingHTTPServer:

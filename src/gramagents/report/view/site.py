@@ -8,13 +8,18 @@ OUT/view/data/runN/...   per run: items/index.js, items/rows-K.js, items/detail-
 ```
 
 Everything is written into a staging folder first and moved into place at the end, so a
-failure leaves the previous site as it was. `view/site.json` marks a site as written here:
-an `--out` folder that holds other files is refused unless `force` says to replace its
-`report.html` and `view/`.
+failure leaves the previous site as it was. `view/site.json` marks a site as written here.
+The site goes only into a new or empty folder, one holding a site written here (the mark),
+or the run folder it shows (which has no `report.html` or `view/` of another's); any other
+`--out` folder is refused unless `force` says to replace its `report.html` and `view/`. A run
+folder written into is held (locked) meanwhile, as the runs shown are.
 """
 
 from __future__ import annotations
 
+import json
+import logging
+import os
 import shutil
 import tempfile
 from contextlib import ExitStack
@@ -28,7 +33,7 @@ from typing import Any
 from ...errors import RunError
 from ...extras import require
 from ...records import Item, RunManifest
-from ...runtime.run import MANIFEST
+from ...runtime.run import MANIFEST, describe_failure
 from ...runtime.run import Run as HeldRun
 from ...runtime.rundir import write_atomic
 from ..summary import Summary, SummaryBuilder
@@ -42,6 +47,7 @@ from .profile_page import profile_overview
 from .shards import ShardWriter
 
 ASSETS = ("app.js", "style.css")
+log = logging.getLogger("gramagents.view")
 
 
 @dataclass
@@ -95,13 +101,13 @@ def write_view(
     (the dataset is then not read again).
 
     Raises:
-        RunError: `out` is a file, or a folder with files of its own (not a run folder, not a
-            site written here) and `force` is not set.
+        RunError: `out` is a file, or a folder with files of its own (see `check_out`) and
+            `force` is not set; a run shown or written into is held by another command.
     """
     require("viewer", "the run viewer")
     out = Path(out) if out is not None else None
-    if out is not None:
-        check_out(out, force)
+    if out is not None:  # before any run is held (a refusal leaves every folder as it was)
+        check_out(out, force, [Path(p) for p in paths])
     with ExitStack() as stack:  # each run held (locked, or borrowed from its writer) meanwhile
         held = [stack.enter_context(HeldRun.existing(Path(p))) for p in paths]
         runs = [Run(f"run{i}", h.path, h.found) for i, h in enumerate(held) if h.found]
@@ -111,7 +117,9 @@ def write_view(
             runs[0].items = items
         if out is None:
             out = default_out([r.path for r in runs])
-            check_out(out, force)
+            check_out(out, force, [r.path for r in runs])
+        if (out / MANIFEST).is_file():  # a run folder: its owner's, as long as this writes
+            stack.enter_context(HeldRun.existing(out))
         out.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".view-", dir=out))
         try:
@@ -126,18 +134,41 @@ def write_view(
 
 MARKER = "site.json"
 """`view/site.json`: the mark of a site this module wrote."""
+_MARK = {"written_by": "gramagents view"}
 _FOOTER = "Written by <code>gramagents view</code>."
 
 
-def check_out(out: Path, force: bool = False) -> None:
-    """Refuse to write into `out` when that would replace what gramagents did not write.
+def refresh_view(run: Path, **given: Any) -> SiteResult | None:
+    """`write_view` of one run into its own folder, for a command whose job is not the viewer.
 
-    A new or empty folder, a run folder (it has a `manifest.json`) and a folder holding a site
-    written here are fine; any other folder only with `force`, and a file never.
+    A build, an eval, a review or a report ends with its records and manifest written; a
+    viewer that cannot be written then (a file it cannot read, a folder it may not replace) is
+    a warning, leaving the run as the command made it and the previous site as it was.
+    """
+    try:
+        return write_view([run], **given)
+    except Exception as exc:  # noqa: BLE001 - whatever stops the viewer, the run stands
+        log.warning(
+            "%s: report.html not written (%s); `gramagents view %s` tries again",
+            run,
+            describe_failure(exc),
+            run,
+        )
+        return None
+
+
+def check_out(out: Path, force: bool = False, runs: list[Path] | None = None) -> None:
+    """Refuse to write into `out` when that would replace what gramagents view did not write.
+
+    Fine: a new or empty folder, a folder holding a site written here (`view/site.json`), and
+    the folder of a run shown (`runs`) when it holds no `report.html` or `view/` yet. Any other
+    folder (one with a `manifest.json` of any kind included) only with `force`; a file or a
+    symbolic link never.
     """
     if out.is_symlink() or (out.exists() and not out.is_dir()):
-        raise RunError(f"--out {out}: not a folder")
-    if not out.exists() or force or _ours(out):
+        linked = " (a symbolic link)" if out.is_symlink() else ""
+        raise RunError(f"--out {out}: not a folder{linked}")
+    if not out.exists() or force or _ours(out) or _fresh_run(out, runs or []):
         return
     found = sorted(p.name for p in out.iterdir())
     if not found:
@@ -150,14 +181,32 @@ def check_out(out: Path, force: bool = False) -> None:
 
 
 def _ours(out: Path) -> bool:
-    """Whether `out` is a run folder or holds a site this module wrote."""
-    if (out / MANIFEST).is_file() or (out / "view" / MARKER).is_file():
-        return True
+    """Whether `out` holds a site this module wrote: its mark, a file of its own."""
+    view = out / "view"
+    if view.is_symlink() or not view.is_dir():
+        return False
+    mark = view / MARKER
+    try:
+        if not mark.is_symlink() and json.loads(mark.read_bytes()) == _MARK:
+            return True
+    except (OSError, ValueError):
+        pass
     page = out / "report.html"
     try:  # a site written before the mark existed: its page's footer says so
-        return (out / "view" / "app.js").is_file() and _FOOTER in page.read_text("utf-8")
+        return (
+            not page.is_symlink()
+            and (view / "app.js").is_file()
+            and _FOOTER in page.read_text("utf-8")
+        )
     except (OSError, UnicodeDecodeError):
         return False
+
+
+def _fresh_run(out: Path, runs: list[Path]) -> bool:
+    """Whether `out` is the folder of a run shown, with no site of anyone's in it yet."""
+    if not any(out.resolve() == run.resolve() for run in runs):
+        return False
+    return not any(os.path.lexists(out / name) for name in ("report.html", "view"))
 
 
 def _swap(staging: Path, final: Path) -> None:
@@ -172,7 +221,7 @@ def _write(runs: list[Run], out: Path, staging: Path) -> tuple[SiteResult, str]:
     """Write the site's files into `staging`; what was written, and the page's text."""
     package = resources.files("gramagents.report.view") / "assets"
     sizes = [write_bundle(staging)]
-    (staging / MARKER).write_text('{"written_by": "gramagents view"}\n', encoding="utf-8")
+    (staging / MARKER).write_text(json.dumps(_MARK) + "\n", encoding="utf-8")
     for name in ASSETS:
         data = (package / name).read_bytes()
         (staging / name).write_bytes(data)
