@@ -63,8 +63,10 @@ async def judge_one(
     request, hence of its cache key, so an edited rubric is judged afresh. `template` is the
     judge prompt, as the run loaded it.
     """
+    from ..judging.fence import fence_for, read_reply
     from ..judging.rubric import judge_messages, judgment_model
 
+    fence = fence_for(task_input.strip(), answer.strip())
     outcome = await judge.structured(
         ChatRequest(
             messages=[
@@ -76,6 +78,7 @@ async def judge_one(
             rubric_hash=rubric.hash,
         ),
         judgment_model(rubric),
+        screen=lambda reply: read_reply(reply, fence, (answer, task_input)),
     )
     verdict = Verdict(rubric.id, rubric.version, rubric.hash, rubric.scale, judge.label)
     if outcome.value is None:
