@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from rich.console import Console
 
+from .cli_judges import AllowSelfJudge, JudgeModel, JuryRule
 from .cli_runtime import (
     add_commands,
     apply_threads,
@@ -81,16 +82,6 @@ Threads = Annotated[
     ),
 ]
 
-
-JudgeModel = Annotated[
-    str,
-    typer.Option(
-        "--judge-model",
-        "--judge",
-        help="Model spec of the rubric judge for open-ended tasks (any backend; best a capable "
-        "model other than the one under test: the embedded default is a smoke test, not a judge).",
-    ),
-]
 
 Conditioning = Annotated[
     str | None,
@@ -238,7 +229,9 @@ def evaluate(
     seed: Seed = None,
     concurrency: Concurrency = 16,
     no_cache: NoCache = False,
-    judge: JudgeModel = "smollm2",
+    judge: JudgeModel = None,
+    jury: JuryRule = "median",
+    allow_self_judge: AllowSelfJudge = False,
     conditioning: Conditioning = None,
     resume_changed: ResumeChanged = OnChange.refuse,
     threads: Threads = None,
@@ -258,7 +251,9 @@ def evaluate(
         concurrency=concurrency,
         use_cache=not no_cache,
         command=_command(),
-        judge=judge,
+        judge=judge or None,
+        jury=jury,
+        allow_self_judge=allow_self_judge,
         conditioning=conditioning,
         resume_changed=resume_changed.value,
     )
@@ -271,7 +266,12 @@ def evaluate(
 def _say_eval(result: EvalResult) -> None:
     """What an eval did (counts, the judge's share) and where its report is."""
     manifest, counts = result.manifest, result.manifest.counts
-    by_judge = f" ({manifest.judge['requests_sent']} by the judge)" if manifest.judge else ""
+    judges = len((manifest.judge or {}).get("models") or [1])
+    by_judge = (
+        f" ({manifest.judge['requests_sent']} by the judge{'s' if judges > 1 else ''})"
+        if manifest.judge
+        else ""
+    )
     _say(
         f"{manifest.status}: {counts.items} answers, {counts.requests_sent} requests sent, "
         f"{counts.cache_hits} cache hits, {counts.invalid} invalid, {counts.failed} failed"

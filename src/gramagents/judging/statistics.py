@@ -228,6 +228,16 @@ def _weighted_kappa(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
     return 1.0 - _ratio(observed, expected)
 
 
+def weighted_kappa(x: Scores, y: Scores, counts: np.ndarray) -> np.ndarray:
+    """Quadratic-weighted kappa for each resample (row) of `counts`, as `quadratic_kappa`.
+
+    Items missing on either side are left out.
+    """
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    both = ~(np.isnan(a) | np.isnan(b))
+    return _weighted_kappa(a[both], b[both], np.asarray(counts, dtype=float)[:, both])
+
+
 def weighted_alpha(ratings: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Interval Krippendorff's alpha per resample of items (columns of `ratings`).
 

@@ -120,6 +120,7 @@ class Model:
         if not self.cache.enabled:
             answers = await self.backend.complete(requests)
             self.stats.failed += sum(1 for g in answers if g.error is not None)
+            self.stats.count_tokens(answers)
             return answers
         keys = keys if keys is not None else self.chat_keys(requests)
         found = self.cache.get_many(keys)
@@ -131,6 +132,7 @@ class Model:
         if todo:
             fresh = await self._answer(todo)
             self.stats.failed += sum(1 for g in fresh.values() if g.error is not None)
+            self.stats.count_tokens(fresh.values())
         results: list[Generation] = []
         first: dict[str, Generation] = {}
         for key in keys:

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ..cli import Concurrency, Limit, NoCache, RunDir, Threads, _command, _run, _say, err, fail
+from ..cli_judges import AllowSelfJudge, JudgeModel, JuryRule
 from ..cli_runtime import apply_threads, progress_display
 from ..errors import GramagentsError
 
@@ -44,7 +45,9 @@ def profile(
     agent_model: Annotated[
         str | None, typer.Option(help="Model spec for the agents of builds that run them.")
     ] = None,
-    judge: Annotated[str, typer.Option(help="Model spec of the rubric judge.")] = "smollm2",
+    judge: JudgeModel = None,
+    jury: JuryRule = "median",
+    allow_self_judge: AllowSelfJudge = False,
     concurrency: Concurrency = 16,
     no_cache: NoCache = False,
     threads: Threads = None,
@@ -63,7 +66,9 @@ def profile(
         limit=limit,
         settings=Settings(boot=boot, seed=seed),
         agent_model=agent_model,
-        judge=judge,
+        judge=judge or None,
+        jury=jury,
+        allow_self_judge=allow_self_judge,
         concurrency=concurrency,
         use_cache=not no_cache,
         command=_command(),
