@@ -470,10 +470,12 @@ def add_recipe_commands() -> None:
 
 def main() -> None:
     """Console-script entry point."""
+    from .cli_judges import add_judge_commands
     from .process import command_process
     from .profile.command import add_profile_command  # it builds on this module's options
 
     add_profile_command(app)
+    add_judge_commands(app)
     if "--help" in sys.argv[1:]:  # only then: listing the formats imports the recipes
         FORMAT_OPTION.help, SOURCE_LIMIT_OPTION.help = format_help(), limit_help()
     if may_name_a_recipe_command(app, sys.argv[1:]):
