@@ -295,3 +295,13 @@ def test_the_judges_section_of_a_run_judged_by_one(in_tmp):
     lines = judges_section(in_tmp / "r", read_manifest(in_tmp / "r"))
     assert lines[:3] == ["## Judges", "", "Judged by scripted:jury-a."]
     assert not (in_tmp / "r" / "jury-review.jsonl").exists()
+
+
+def test_the_report_flags_the_default_judge_grading_the_default_model(tmp_path):
+    from gramagents.records import EvalManifest
+
+    pair = {"model": "smollm2", "judge": "smollm2"}
+    block = {"model": "smollm2", "models": ["smollm2"], "named": False, "self_judged": [pair]}
+    lines = judges_section(tmp_path, EvalManifest(run_id="r", command=[], seed=0, judge=block))
+    flagged = next(line for line in lines if line.startswith("- **Self-judged:** smollm2"))
+    assert "the default judge" in flagged and "smoke test" in flagged

@@ -73,11 +73,19 @@ def _about(block: dict[str, Any], labels: list[str]) -> list[str]:
             "",
         ]
     pairs = block.get("self_judged") or []
+    default = (
+        ""
+        if block.get("named", True)
+        else (
+            " This is the default judge, named by no one: a smoke test of the workflow, not a "
+            "measurement; name another with --judge-model."
+        )
+    )
     for pair in pairs:
         lines.append(
             f"- **Self-judged:** {md_text(pair['judge'])} grades its own answers "
             f"({md_text(pair['model'])}); judges favour their own outputs, so read that model's "
-            "judged scores as an upper bound."
+            f"judged scores as an upper bound.{default}"
         )
     return lines + ([""] if pairs else [])
 

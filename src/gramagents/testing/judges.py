@@ -90,3 +90,32 @@ def scripted(kind: str) -> Callable[[Any], str]:
 def served(kind: str) -> Callable[[dict[str, Any]], str]:
     """A responder for the test chat server (it is given the request body)."""
     return lambda body: verdict(kind, last_user_text(body))
+
+
+def main() -> None:
+    """Serve judges of known behaviour from the command line, one server each.
+
+    `python -m gramagents.testing.judges fair gullible lengthy` prints one `--judge-model`
+    spec per judge once they listen, and serves until interrupted.
+    """
+    import argparse
+    import threading
+    from contextlib import ExitStack
+
+    from .openai_server import FakeChatServer
+
+    parser = argparse.ArgumentParser(description="Local judges of known behaviour.")
+    parser.add_argument("kinds", nargs="+", choices=KINDS)
+    args = parser.parse_args()
+    with ExitStack() as stack:
+        for kind in args.kinds:
+            server = stack.enter_context(FakeChatServer(served(kind), model=kind))
+            print(f"openai:{kind}@{server.base_url}", flush=True)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()
