@@ -263,9 +263,9 @@ def test_a_named_judge_that_is_the_model_under_test_is_refused_unless_allowed(in
 
 def test_the_default_judge_grading_the_default_model_is_allowed_and_flagged(in_tmp):
     data = open_dataset(dataset(in_tmp / "tw.jsonl"))
-    specs, named = jury_specs(None, data)
-    assert (specs, named) == (["smollm2"], False)
-    models = [ScriptedBackend.__new__(ScriptedBackend)]
+    assert jury_specs(None, data) == (["smollm2"], False)
+    assert jury_specs("smollm2", data) == (["smollm2"], False)  # spelled out: still the default
+    assert jury_specs(["smollm2", "openai:j"], data) == (["smollm2", "openai:j"], True)
     from gramagents.models import create_backend
 
     models = [create_backend("scripted:jury-writer", BackendSettings())]

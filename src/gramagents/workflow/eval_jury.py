@@ -5,9 +5,10 @@ of the recipe that built the dataset (its `judges` key), else the embedded defau
 A judge that is also a model under test grades its own answers, which judges favour
 (Panickssery et al. 2024): a judge that was named is refused for that unless
 `--allow-self-judge`, and every self-judged pair is flagged in the manifest and the report.
-The default judge is exempt from the refusal, only flagged: it is the embedded SmolLM2, the
-same as the default model under test, and a quick eval with neither named must keep working
-(it is a smoke test of the workflow, not a measurement).
+The default judge alone is exempt from the refusal, only flagged, whether or not a caller
+spells it out: it is the embedded SmolLM2, the same as the default model under test, and a
+quick eval with neither named must keep working (it is a smoke test of the workflow, not a
+measurement).
 """
 
 from __future__ import annotations
@@ -50,15 +51,17 @@ class Jury:
 
 
 def jury_specs(judge: str | list[str] | None, dataset: Dataset) -> tuple[list[str], bool]:
-    """The jury's specs and whether they were named (see the module docstring)."""
+    """The jury's specs and whether they were named (see the module docstring).
+
+    The default judge alone counts as not named, even when a caller passes its spec.
+    """
     if isinstance(judge, str):
-        return [judge], True
-    if judge:
-        return list(judge), True
-    recipe_judges = _recipe_judges(dataset.info.get("recipe"))
-    if recipe_judges:
-        return recipe_judges, True
-    return [DEFAULT_JUDGE], False
+        specs = [judge]
+    elif judge:
+        specs = list(judge)
+    else:
+        specs = _recipe_judges(dataset.info.get("recipe")) or [DEFAULT_JUDGE]
+    return specs, specs != [DEFAULT_JUDGE]
 
 
 def _recipe_judges(recipe: Any) -> list[str]:
