@@ -305,3 +305,26 @@ def test_the_report_flags_the_default_judge_grading_the_default_model(tmp_path):
     lines = judges_section(tmp_path, EvalManifest(run_id="r", command=[], seed=0, judge=block))
     flagged = next(line for line in lines if line.startswith("- **Self-judged:** smollm2"))
     assert "the default judge" in flagged and "smoke test" in flagged
+
+
+def test_a_recipe_or_a_suite_names_the_jury_when_the_command_does_not(in_tmp):
+    from gramagents.profile.suite import load_suite
+    from gramagents.sources.datasets import Dataset
+
+    root = Path(__file__).resolve().parent.parent
+    recipe = in_tmp / "edu-judged.yaml"
+    text = (root / "graphs" / "edu.yaml").read_text(encoding="utf-8")
+    recipe.write_text(
+        text.replace("\nnodes:", "\njudges: [scripted:jury-a, scripted:jury-b]\nnodes:")
+    )
+    built = Dataset(path=in_tmp, items=[], digest="", info={"recipe": str(recipe)})
+    assert jury_specs(None, built) == (["scripted:jury-a", "scripted:jury-b"], True)
+    assert jury_specs(["scripted:jury-c"], built) == (["scripted:jury-c"], True)  # the command's
+    unknown = Dataset(path=in_tmp, items=[], digest="", info={"recipe": "not-installed-here"})
+    assert jury_specs(None, unknown) == (["smollm2"], False)
+    suite = in_tmp / "s.yaml"
+    suite.write_text(
+        "suite: s\nentries:\n  e: {dataset: {path: x.jsonl}}\ncompetences:\n  c: [EDU-TW]\n"
+        "judges: [scripted:jury-a]\n"
+    )
+    assert load_suite(str(suite))[0].judges == ["scripted:jury-a"]
