@@ -77,7 +77,7 @@ def verdict(kind: str, prompt: str) -> str:
     answer = graded_answer(prompt)
     share = share_of(kind, answer)
     scores = {name: round(points * share, 2) for name, points in dimensions(prompt)}
-    reply: dict[str, Any] = {**scores, "total": sum(scores.values())}
+    reply: dict[str, Any] = {**scores, "total": round(sum(scores.values()), 2)}
     reply["reason"] = f"{kind} judge: {share:.0%} of the scale"
     return json.dumps(reply, ensure_ascii=False)
 
