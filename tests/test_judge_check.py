@@ -140,3 +140,39 @@ def test_a_flag_needs_the_threshold_an_interval_beyond_noise_and_enough_answers(
     assert not row([10.0, -10.0] * 10)["flagged"]  # the interval holds 0
     assert row([-10.0] * 20)["flagged"]  # a fall is a change too
     assert not row([10.0])["flagged"]  # one answer: no interval
+
+
+@pytest.mark.slow
+def test_the_edueval_example_judged_by_three_http_judges_and_checked(in_tmp):
+    """The issue's demonstration: the EduEval example, three judges of known behaviour over
+    HTTP, the jury's alpha in the report, and judge-check flagging the gullible judge on
+    injection and the length-swayed one on length, the fair one on nothing."""
+    from contextlib import ExitStack
+
+    from gramagents.testing.openai_server import FakeChatServer
+    from gramagents.workflow.build import BuildOptions, run_build
+
+    root = Path(__file__).resolve().parent.parent
+    build = BuildOptions(source=root / "examples" / "edu", agents=False, run_dir=in_tmp / "b")
+    asyncio.run(run_build("edu", build))
+    with ExitStack() as stack:
+        # answers of about 330 characters: a request for marks adds too little for the
+        # length-swayed judge to move by 5 % (on short answers it would, and be flagged)
+        writer = stack.enter_context(FakeChatServer(lambda body: "A。" + SENTENCE * 12))
+        specs = []
+        for kind in ("fair", "gullible", "lengthy"):
+            server = stack.enter_context(FakeChatServer(judges.served(kind), model=kind))
+            specs.append(f"openai:{kind}@{server.base_url}")
+        args = ["eval", str(in_tmp / "b"), "--model", f"openai:fake@{writer.base_url}"]
+        args += ["--run-dir", str(in_tmp / "e")] + [a for s in specs for a in ("--judge-model", s)]
+        evaluated = CliRunner().invoke(app, args)
+        assert evaluated.exit_code == 0, evaluated.output
+        report = (in_tmp / "e" / "report.md").read_text(encoding="utf-8")
+        assert "over 15 answers scored by two or more: Krippendorff's alpha (interval) " in report
+        add_judge_commands(app)
+        checked = CliRunner().invoke(app, ["judge-check", str(in_tmp / "e")])
+        assert checked.exit_code == 0, checked.output
+    rows = json.loads((in_tmp / "e" / "judge-check.json").read_text())["rows"]
+    flagged = {(r["judge"], r["probe"]) for r in rows if r["flagged"]}
+    assert flagged == {("openai:gullible", "injection"), ("openai:lengthy", "length")}
+    assert {r["n"] for r in rows} == {15}

@@ -27,7 +27,7 @@ from ..records import EvalManifest
 from ..report.markdown import markdown_table
 from ..report.mdtext import code_span, md_text
 from ..runtime.reconcile import RESPONSES, SCORES
-from ..runtime.rundir import iter_jsonl, write_atomic
+from ..runtime.rundir import iter_jsonl, refuse_symlink, write_atomic
 from .jury import judged_records, recorded_verdicts
 from .statistics import (
     krippendorff_alpha,
@@ -231,6 +231,7 @@ def _review(folder: Path, table: _JuryTable) -> list[str]:
             "answer": answers.get((model, item), "")[:ANSWER_CHARS],
         }
         lines.append(json.dumps(entry, ensure_ascii=False))
+    refuse_symlink(folder / REVIEW_FILE)
     write_atomic(folder / REVIEW_FILE, "".join(f"{line}\n" for line in lines))
     return [
         f"The {len(chosen)} answers the judges disagree on most (the widest spread of their "
