@@ -83,7 +83,7 @@ def judge_check(
     options = CheckOptions(
         limit=limit,
         seed=seed,
-        probes=tuple(probe) if probe else CheckOptions().probes,
+        probes=tuple(dict.fromkeys(probe)) if probe else CheckOptions().probes,
         threshold=threshold,
         n_boot=boot,
         judges=list(judge or []),
