@@ -197,9 +197,11 @@ def cli_commands() -> dict[Path, set[int]]:
     so that a command is exempt because typer registered it, not because a list names it.
     """
     from gramagents import cli
+    from gramagents.cli_judges import add_judge_commands
     from gramagents.profile.command import add_profile_command
 
     add_profile_command(cli.app)
+    add_judge_commands(cli.app)
     cli.add_recipe_commands()
     found: dict[Path, set[int]] = {}
     apps = [cli.app]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from rich.console import Console
 
+from .cli_judges import AllowSelfJudge, JudgeModel, JuryRule
 from .cli_runtime import (
     add_commands,
     apply_threads,
@@ -83,16 +84,6 @@ Threads = Annotated[
     ),
 ]
 
-
-JudgeModel = Annotated[
-    str,
-    typer.Option(
-        "--judge-model",
-        "--judge",
-        help="Model spec of the rubric judge for open-ended tasks (any backend; best a capable "
-        "model other than the one under test: the embedded default is a smoke test, not a judge).",
-    ),
-]
 
 Conditioning = Annotated[
     str | None,
@@ -241,7 +232,9 @@ def evaluate(
     seed: Seed = None,
     concurrency: Concurrency = 16,
     no_cache: NoCache = False,
-    judge: JudgeModel = "smollm2",
+    judge: JudgeModel = None,
+    jury: JuryRule = "median",
+    allow_self_judge: AllowSelfJudge = False,
     conditioning: Conditioning = None,
     resume_changed: ResumeChanged = OnChange.refuse,
     threads: Threads = None,
@@ -261,7 +254,9 @@ def evaluate(
         concurrency=concurrency,
         use_cache=not no_cache,
         command=_command(),
-        judge=judge,
+        judge=judge or None,
+        jury=jury,
+        allow_self_judge=allow_self_judge,
         conditioning=conditioning,
         resume_changed=resume_changed.value,
     )
@@ -274,7 +269,12 @@ def evaluate(
 def _say_eval(result: EvalResult) -> None:
     """What an eval did (counts, the judge's share) and where its report is."""
     manifest, counts = result.manifest, result.manifest.counts
-    by_judge = f" ({manifest.judge['requests_sent']} by the judge)" if manifest.judge else ""
+    judges = len((manifest.judge or {}).get("models") or [1])
+    by_judge = (
+        f" ({manifest.judge['requests_sent']} by the judge{'s' if judges > 1 else ''})"
+        if manifest.judge
+        else ""
+    )
     _say(
         f"{manifest.status}: {counts.items} answers, {counts.requests_sent} requests sent, "
         f"{counts.cache_hits} cache hits, {counts.invalid} invalid, {counts.failed} failed"
@@ -473,10 +473,12 @@ def add_recipe_commands() -> None:
 
 def main() -> None:
     """Console-script entry point."""
+    from .cli_judges import add_judge_commands
     from .process import command_process
     from .profile.command import add_profile_command  # it builds on this module's options
 
     add_profile_command(app)
+    add_judge_commands(app)
     if "--help" in sys.argv[1:]:  # only then: listing the formats imports the recipes
         FORMAT_OPTION.help, SOURCE_LIMIT_OPTION.help = format_help(), limit_help()
     if may_name_a_recipe_command(app, sys.argv[1:]):

@@ -431,14 +431,18 @@ def judge_messages(
     """The judge's chat messages (system, then user) for one answer.
 
     Rendered from the template `JUDGE_PROMPT` (`template`, when the caller loaded it already);
-    the user message holds the rubric's body, the task input and the answer, and asks for JSON
-    with one score per dimension, the total and a reason.
+    the user message holds the rubric's body, the task input and the answer, each fenced with
+    `fence_for` of both (judging/fence.py), and asks for JSON with one score per dimension, the
+    total and a reason.
 
     Returns:
         Messages as `{"role": ..., "content": ...}` dicts.
     """
+    from .fence import fence_for
+
     template = template or load_prompt(JUDGE_PROMPT)
     lo, hi = rubric.scale
+    task_input, answer = task_input.strip(), answer.strip()
     variables = {
         "rubric_id": rubric.id,
         "rubric": rubric.body,
@@ -452,7 +456,8 @@ def judge_messages(
             }
             for d in rubric.dimensions
         ],
-        "task_input": task_input.strip(),
-        "answer": answer.strip(),
+        "task_input": task_input,
+        "answer": answer,
+        "fence": fence_for(task_input, answer),
     }
     return [{"role": m.role, "content": m.content} for m in template.render(variables)]

@@ -3,7 +3,7 @@
 The plain functions take aligned score arrays, one entry per item, with NaN for a missing
 rating; an item missing on either side is left out of that comparison. Correlations come from
 scipy; kappa matches scikit-learn's quadratic-weighted `cohen_kappa_score`; Krippendorff's alpha
-is computed from its coincidence-matrix definition.
+comes from the `krippendorff` package.
 
 The bootstrap resamples items with replacement. A resample is a vector of counts (how often
 each item was drawn), and the `weighted_*` functions compute every statistic for all resamples
@@ -112,11 +112,8 @@ def krippendorff_alpha(
 ) -> float:
     """Krippendorff's alpha for any number of raters, with missing ratings.
 
-    Computed from the coincidence matrix: each item rated by m >= 2 raters adds, for every
-    ordered pair of its values (c, k) from different raters, 1/(m - 1) to o[c, k]; then
-    alpha = 1 - (n - 1) * sum(o * d) / sum(n_c * n_k * d), with n_c the row sums of o, n their
-    total (the number of pairable values) and d the squared difference (interval) or the
-    inequality (nominal) of the two values.
+    Computed by the `krippendorff` package (its coincidence-matrix definition); the bootstrap
+    uses `weighted_alpha`, which gives the same number for many resamples at once.
 
     Args:
         ratings: A (raters, items) array with NaN for a missing rating.
@@ -125,32 +122,21 @@ def krippendorff_alpha(
     Returns:
         Alpha, or NaN when fewer than two different values are pairable.
     """
+    import krippendorff
+
+    if metric not in ("interval", "nominal"):
+        raise ValueError(f"unknown metric {metric!r}; use 'interval' or 'nominal'")
     data = np.asarray(ratings, dtype=float)
     if data.ndim != 2:
         raise ValueError(f"expected a (raters, items) array, got shape {data.shape}")
-    present = ~np.isnan(data)
-    pairable = present.sum(axis=0) >= 2
-    data, present = data[:, pairable], present[:, pairable]
-    if not present.any():
+    pairable = (~np.isnan(data)).sum(axis=0) >= 2
+    data = data[:, pairable]
+    if len(np.unique(data[~np.isnan(data)])) < 2:
         return math.nan
-    values, inverse = np.unique(data[present], return_inverse=True)
-    if len(values) < 2:
-        return math.nan
-    counts = np.zeros((len(values), data.shape[1]))  # raters giving item u the value c
-    np.add.at(counts, (inverse, np.nonzero(present)[1]), 1.0)
-    share = 1.0 / (present.sum(axis=0) - 1.0)
-    coincidences = (counts * share) @ counts.T - np.diag(counts @ share)
-    n_c = coincidences.sum(axis=1)
-    n = n_c.sum()
-    if metric == "interval":
-        distance = (values[:, None] - values[None, :]) ** 2
-    elif metric == "nominal":
-        distance = 1.0 - np.eye(len(values))
-    else:
-        raise ValueError(f"unknown metric {metric!r}; use 'interval' or 'nominal'")
-    return 1.0 - (n - 1.0) * float((coincidences * distance).sum()) / float(
-        (np.outer(n_c, n_c) * distance).sum()
-    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        value = krippendorff.alpha(reliability_data=data, level_of_measurement=metric)
+    return float(value)
 
 
 def pair_statistics(x: Scores, y: Scores, within: float = 1.0) -> dict[str, float]:
@@ -240,6 +226,16 @@ def _weighted_kappa(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
     expected = (w * pa**2).sum(axis=1) + (w * pb**2).sum(axis=1)
     expected = expected - 2.0 * sum_a * sum_b / np.where(total > 0, total, 1.0)
     return 1.0 - _ratio(observed, expected)
+
+
+def weighted_kappa(x: Scores, y: Scores, counts: np.ndarray) -> np.ndarray:
+    """Quadratic-weighted kappa for each resample (row) of `counts`, as `quadratic_kappa`.
+
+    Items missing on either side are left out.
+    """
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    both = ~(np.isnan(a) | np.isnan(b))
+    return _weighted_kappa(a[both], b[both], np.asarray(counts, dtype=float)[:, both])
 
 
 def weighted_alpha(ratings: np.ndarray, w: np.ndarray) -> np.ndarray:

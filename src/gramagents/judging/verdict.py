@@ -50,3 +50,74 @@ class Verdict:
             recorded["total"] = self.total
             recorded["reason"] = self.reason
         return recorded
+
+
+@dataclass(slots=True)
+class JuryVerdict:
+    """Every judge's verdict on one answer and their aggregate (judging/jury.py).
+
+    A judge without a total is left out of the aggregate. With no total from any judge, the
+    answer waits for the resume when some judge could not be reached (`unreachable`), and is
+    invalid otherwise. One judge's record is its verdict as it was before juries
+    (`as_details`).
+    """
+
+    verdicts: list[Verdict]
+    rule: str = "median"
+
+    @property
+    def scale(self) -> tuple[float, float]:
+        """The rubric's scale (every judge grades with the same rubric)."""
+        return self.verdicts[0].scale
+
+    @property
+    def total(self) -> float | None:
+        """The aggregate of the judges' totals (None: no judge gave one)."""
+        from .jury import aggregate
+
+        totals = [v.total for v in self.verdicts if v.total is not None]
+        return aggregate(totals, self.rule) if totals else None
+
+    @property
+    def unreachable(self) -> bool:
+        """No judge gave a total and some could not be reached: judged again on resume."""
+        return self.total is None and any(v.unreachable for v in self.verdicts)
+
+    def as_details(self) -> dict[str, Any]:
+        """The verdicts as the score line's `details.judge` records them.
+
+        A jury's: the rubric, the aggregate total and dimensions (each dimension aggregated
+        on its own, so they need not sum to the total), a reason naming each judge's total,
+        `jury` (the rule and the judges), `verdicts` (each judge's, as one judge's record is,
+        less the rubric) and `left_out` (the judges without a total).
+        """
+        if len(self.verdicts) == 1:
+            return self.verdicts[0].as_details()
+        from .jury import aggregate_dimensions
+
+        first, total = self.verdicts[0], self.total
+        judged = [v for v in self.verdicts if v.total is not None]
+        recorded = {
+            **{k: v for k, v in first.as_details().items() if k.startswith(("rubric", "scale"))},
+            "judge": f"jury ({self.rule}): " + ", ".join(v.judge for v in self.verdicts),
+            "jury": {"rule": self.rule, "judges": [v.judge for v in self.verdicts]},
+        }
+        if total is None:
+            recorded["error"] = "no judge gave a total: " + "; ".join(
+                f"{v.judge}: {v.error}" for v in self.verdicts
+            )
+            recorded["unreachable"] = self.unreachable
+        else:
+            recorded["dimensions"] = aggregate_dimensions(
+                [v.dimensions or {} for v in judged], self.rule
+            )
+            recorded["total"] = total
+            recorded["reason"] = f"{self.rule} of {len(judged)} judges' totals: " + ", ".join(
+                f"{v.judge} {v.total:g}" for v in judged
+            )
+        recorded["verdicts"] = [
+            {k: x for k, x in v.as_details().items() if not k.startswith(("rubric", "scale"))}
+            for v in self.verdicts
+        ]
+        recorded["left_out"] = [v.judge for v in self.verdicts if v.total is None]
+        return recorded

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -30,6 +31,10 @@ class Stats:
     requests_sent: int = 0
     cache_hits: int = 0
     failed: int = 0
+    prompt_tokens: int = 0
+    """Tokens of the prompts answered afresh, where the backend reports them."""
+    completion_tokens: int = 0
+    """Tokens of the answers made afresh, where the backend reports them."""
 
     def snapshot(self) -> dict[str, int]:
         """The counters as a plain dict."""
@@ -37,7 +42,15 @@ class Stats:
             "requests_sent": self.requests_sent,
             "cache_hits": self.cache_hits,
             "failed": self.failed,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
         }
+
+    def count_tokens(self, answers: Iterable[Generation]) -> None:
+        """Add the tokens the backend reported for `answers` (made afresh, not cached)."""
+        for answer in answers:
+            self.prompt_tokens += answer.prompt_tokens or 0
+            self.completion_tokens += answer.completion_tokens or 0
 
 
 class NotSupported(Exception):

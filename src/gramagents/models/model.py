@@ -120,6 +120,7 @@ class Model:
         if not self.cache.enabled:
             answers = await self.backend.complete(requests)
             self.stats.failed += sum(1 for g in answers if g.error is not None)
+            self.stats.count_tokens(answers)
             return answers
         keys = keys if keys is not None else self.chat_keys(requests)
         found = self.cache.get_many(keys)
@@ -131,6 +132,7 @@ class Model:
         if todo:
             fresh = await self._answer(todo)
             self.stats.failed += sum(1 for g in fresh.values() if g.error is not None)
+            self.stats.count_tokens(fresh.values())
         results: list[Generation] = []
         first: dict[str, Generation] = {}
         for key in keys:
@@ -220,6 +222,7 @@ class Model:
         *,
         context: dict[str, Any] | None = None,
         max_reasks: int = 2,
+        screen: Callable[[str], str] | None = None,
     ) -> Structured[T]:
         """A validated `response_model`, re-asking on validation errors up to `max_reasks`.
 
@@ -231,6 +234,8 @@ class Model:
             response_model: The pydantic model the reply must validate against.
             context: Validation context handed to the model's validators.
             max_reasks: Re-asks after a reply that does not validate.
+            screen: What of each reply is read (a judge's reply without the graded text it
+                repeats, judging/fence.py); `Structured.raw` keeps the replies whole.
         """
         import instructor
         from instructor.core.exceptions import InstructorRetryException
@@ -255,6 +260,8 @@ class Model:
             if generation.error is not None:
                 raise TransportFailure(generation.error)
             raw.append(generation.text)
+            if screen is not None:
+                generation = generation.model_copy(update={"text": screen(generation.text)})
             return _as_chat_completion(generation, self.label)
 
         patched: Any = instructor.patch(create=create, mode=_instructor_mode(mode))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -21,6 +21,7 @@ from ..cli import (
     err,
     fail,
 )
+from ..cli_judges import AllowSelfJudge, JudgeModel, JuryRule
 from ..cli_runtime import apply_threads, progress_display
 from ..errors import GramagentsError
 
@@ -57,7 +58,9 @@ def profile(
     agent_model: Annotated[
         str | None, typer.Option(help="Model spec for the agents of builds that run them.")
     ] = None,
-    judge: Annotated[str, typer.Option(help="Model spec of the rubric judge.")] = "smollm2",
+    judge: JudgeModel = None,
+    jury: JuryRule = "median",
+    allow_self_judge: AllowSelfJudge = False,
     concurrency: Concurrency = 16,
     no_cache: NoCache = False,
     resume_changed: ResumeChanged = OnChange.refuse,
@@ -77,13 +80,20 @@ def profile(
         limit=limit,
         settings=Settings(boot=boot, seed=seed),
         agent_model=agent_model,
-        judge=judge,
+        judge=judge or None,
+        jury=jury,
+        allow_self_judge=allow_self_judge,
         concurrency=concurrency,
         use_cache=not no_cache,
         command=_command(),
         resume_changed=resume_changed.value,
     )
     result = _run(run_profile(options, lambda: progress_display(err)))
+    _say_profile(result)
+
+
+def _say_profile(result: Any) -> None:
+    """Each model's competences, and where the profile's files are; exit 1 unless complete."""
     for model_name, blocks in result.data["competences"].items():
         shown = ", ".join(
             f"{c} {b['corrected']['value']:.2f}" if b else f"{c} —" for c, b in blocks.items()

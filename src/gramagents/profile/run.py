@@ -50,7 +50,11 @@ class ProfileOptions:
     settings: Settings = field(default_factory=Settings)
     """How the statistics are drawn; its seed is also the evals' sampling seed."""
     agent_model: str | None = None
-    judge: str = "smollm2"
+    judge: str | list[str] | None = None
+    """The rubric judge, or several (a jury); None: the suite's `judges`, else the eval's
+    default (workflow/eval_jury.py)."""
+    jury: str = "median"
+    allow_self_judge: bool = False
     concurrency: int = 16
     use_cache: bool = True
     command: list[str] = field(default_factory=list)
@@ -121,7 +125,8 @@ async def run_profile(
         manifest.changes += changes
         run.write_manifest(manifest)
         try:
-            job = _Job(run, options, progress, set(suite.competence_of()))
+            judge = options.judge or list(suite.judges) or None
+            job = _Job(run, options, progress, set(suite.competence_of()), judge)
             for name, (entry, source) in entries.items():
                 manifest.entries[name] = await _run_entry(job, name, entry, source)
                 run.write_manifest(manifest)
@@ -200,6 +205,8 @@ class _Job:
     progress: Any
     tasks: set[str]
     """The tasks the suite's competences name: the only ones asked."""
+    judge: str | list[str] | None = None
+    """The judges of every eval: the command's, else the suite's (None: the eval's own)."""
 
 
 async def _run_entry(job: _Job, name: str, entry: Entry, source: Path) -> dict[str, Any]:
@@ -232,7 +239,9 @@ async def _run_entry(job: _Job, name: str, entry: Entry, source: Path) -> dict[s
         concurrency=options.concurrency,
         use_cache=options.use_cache,
         command=options.command,
-        judge=options.judge,
+        judge=job.judge,
+        jury=options.jury,
+        allow_self_judge=options.allow_self_judge,
         resume_changed=options.resume_changed,
     )
     result = await run_eval(target, eval_options, progress())

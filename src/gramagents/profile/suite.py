@@ -93,6 +93,9 @@ class Suite(_Strict):
     """Entry name to entry, in the order they are built and evaluated."""
     competences: dict[str, list[str]] = Field(min_length=1)
     """Competence to the tasks whose items measure it, in the order the profile shows them."""
+    judges: list[str] = Field(default_factory=list)
+    """The jury (model specs) that judges the suite's open answers when the command names
+    none (`--judge`); empty: the eval's default."""
 
     def competence_of(self) -> dict[str, str]:
         """Task to the competence it counts for."""

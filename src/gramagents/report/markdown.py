@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..records import RunManifest
+from ..records import EvalManifest, RunManifest
 from ..sources.answers import describe_answers
 from ..sources.duplicates import describe
 from .invalid import reason_lines
@@ -96,11 +96,17 @@ def _paper_table(
 def file_sections(folder: Path, manifest: RunManifest, summary: Summary) -> dict[str, list[str]]:
     """Run the sections that write files into the run `folder`: their lines, by name.
 
-    Computed once per report and handed to both the markdown report and the viewer.
+    Computed once per report and handed to both the markdown report and the viewer. The
+    judges' section of a judged run (judging/jury_report.py) comes first.
     """
-    return {
-        name: section(folder, manifest, summary) for name, section in FILE_SECTIONS.all().items()
-    }
+    sections: dict[str, list[str]] = {}
+    if isinstance(manifest, EvalManifest) and manifest.judge:
+        from ..judging.jury_report import judges_section
+
+        sections["judges"] = judges_section(folder, manifest)
+    for name, section in FILE_SECTIONS.all().items():
+        sections[name] = section(folder, manifest, summary)
+    return sections
 
 
 def render_report(

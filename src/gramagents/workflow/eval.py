@@ -33,6 +33,7 @@ from ..runtime.run import ResumeChanged, Run
 from ..sources.answers import AnswerFile
 from ..sources.datasets import Dataset, open_dataset
 from ..templates import load_prompt
+from .eval_jury import jury_specs, open_jury
 from .eval_manifest import EvalSetting, count, eval_manifest
 from .eval_resume import ItemInputs, check_resume
 from .eval_work import EvalContext
@@ -64,8 +65,13 @@ class EvalOptions:
     cache_path: Path | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     command: list[str] = field(default_factory=list)
-    judge: str = "smollm2"
-    """Model spec of the rubric judge (used only when some task is judged)."""
+    judge: str | list[str] | None = None
+    """Model spec of the rubric judge, or several: a jury (used only when some task is
+    judged). None: the recipe's `judges`, else the embedded default (workflow/eval_jury.py)."""
+    jury: str = "median"
+    """How a jury's totals make one score: median, mean or majority (judging/jury.py)."""
+    allow_self_judge: bool = False
+    """Let a named judge grade the answers of a model under test that it is (flagged)."""
     conditioning: str | None = None
     """How every minimal pair is scored (`spaced` or `bare`); None: as each task's items or
     the task itself say (pair_conditioning.py)."""
@@ -221,16 +227,18 @@ async def _setting(
     backends = await _open_backends(options, selection, opened)
     rubrics = _rubrics(selection.rubrics)
     templates = dict(selection.templates)  # what the graph renders with, as the manifest hashes
-    judge = None
+    jury = None
     if rubrics:
         from ..judging.rubric import JUDGE_PROMPT
 
         settings = BackendSettings(concurrency=options.concurrency, retry=options.retry)
-        judge = create_backend(options.judge, settings)
-        opened.append(judge)
+        specs, named = jury_specs(options.judge, dataset)
+        jury = open_jury(specs, named, options.jury, backends, settings, options.allow_self_judge)
+        opened.extend(jury.backends)
         templates[JUDGE_PROMPT] = load_prompt(JUDGE_PROMPT)
-        await judge.check()
-    return EvalSetting(dataset, selection, backends, templates, rubrics, judge)
+        for judge in jury.backends:
+            await judge.check()
+    return EvalSetting(dataset, selection, backends, templates, rubrics, jury)
 
 
 def _item_inputs(setting: EvalSetting) -> ItemInputs:
@@ -241,7 +249,7 @@ def _item_inputs(setting: EvalSetting) -> ItemInputs:
         setting.selection.tasks,
         {name: r.id for name, r in setting.rubrics.items()},
         JUDGE_PROMPT,
-        setting.judge.spec.label if setting.judge is not None else None,
+        setting.jury.labels if setting.jury is not None else [],
     )
 
 
@@ -261,18 +269,18 @@ async def _run_eval(
         manifest.set_aside += writer.resume(stale)
         cache = open_cache(options.use_cache, options.cache_path)
         models = [Model(b, cache) for b in setting.backends]
-        judge = Model(setting.judge, cache) if setting.judge is not None else None
+        judges = [Model(b, cache) for b in setting.jury.backends] if setting.jury else []
         resumed = 0
         failure: BaseException | None = None
         try:
             run.write_manifest(manifest)
-            resumed = await _evaluate(models, setting, writer, progress, judge, manifest)
+            resumed = await _evaluate(models, setting, writer, progress, judges, manifest)
         except BaseException as exc:
             failure = exc
             raise
         finally:
             progress.stop()
-            count(manifest, models, selection.items, resumed, writer.scored, judge)
+            count(manifest, models, selection.items, resumed, writer.scored, judges)
             try:
                 run.settle(
                     manifest,
@@ -291,7 +299,7 @@ async def _evaluate(
     setting: EvalSetting,
     writer: RecordWriter,
     progress: ProgressSink,
-    judge: Model | None,
+    judges: list[Model],
     manifest: EvalManifest,
 ) -> int:
     """Ask every model what it has not answered; returns how many answers were done before."""
@@ -310,7 +318,8 @@ async def _evaluate(
             tasks=setting.selection.tasks,
             records=writer.chunk,
             templates=setting.templates,
-            judge=judge,
+            judges=judges,
+            jury=setting.jury.rule if setting.jury else "median",
             rubrics=setting.rubrics,
             conditioning=setting.selection.conditioning,
         )
@@ -328,8 +337,8 @@ async def _evaluate_model(
     """Run one model's pending items through the eval graph, counting them as they are scored."""
     from .eval_graph import eval_graph  # langgraph: imported only when needed
 
-    model, judge = context.model, context.judge
-    judged = f", judged by {judge.label}" if judge is not None else ""
+    model, judges = context.model, context.judges
+    judged = f", judged by {', '.join(j.label for j in judges)}" if judges else ""
     progress.start(f"eval {model.label}{judged}", len(pending))
     try:
         with collected_every(COLLECT_EVERY) as collect:

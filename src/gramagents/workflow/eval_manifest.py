@@ -6,7 +6,7 @@ The first is known before anything is asked; the second is counted when the run 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..models import Model
 from ..models.base import Backend
@@ -23,6 +23,7 @@ from .selection import Selection
 if TYPE_CHECKING:
     from ..judging.rubric import Rubric
     from .eval import EvalOptions
+    from .eval_jury import Jury
 
 
 @dataclass
@@ -36,7 +37,8 @@ class EvalSetting:
     """Every template the run renders (the judge's included), by name."""
     rubrics: dict[str, Rubric]
     """The rubrics of the judged items, by the name items and tasks give."""
-    judge: Backend | None
+    jury: Jury | None
+    """The rubric judges, when some task is judged."""
 
     def inputs(self) -> dict[str, str]:
         """Every input of the run's answers, as flat keys (workflow/eval_resume.py)."""
@@ -44,14 +46,14 @@ class EvalSetting:
         inputs.update({f"rubrics/{r.id}": r.hash for r in self.rubrics.values()})
         inputs.update({f"conditioning/{t}": c for t, c in self.selection.conditioning.items()})
         inputs.update({f"endpoint/{m}": e for m, e in self.endpoints().items()})
-        if self.judge is not None:
-            inputs[JUDGE_KEY] = self.judge.spec.label
+        if self.jury is not None:
+            inputs[JUDGE_KEY] = self.jury.name
         inputs.update(sample_inputs(self.selection.sampling))
         return inputs
 
     def endpoints(self) -> dict[str, str]:
-        """Per model (the judge included), where it is asked."""
-        backends = [*self.backends, *([self.judge] if self.judge is not None else [])]
+        """Per model (the judges included), where it is asked."""
+        backends = [*self.backends, *(self.jury.backends if self.jury is not None else [])]
         return {b.spec.label: endpoint_text(b.spec.endpoint) for b in backends}
 
 
@@ -73,7 +75,6 @@ def eval_manifest(
     hashes["dataset"] = dataset.digest
     inputs = setting.inputs().items()
     hashes.update({k: v for k, v in inputs if k.startswith(("prompts/", "rubrics/"))})
-    judge = setting.judge
     return EvalManifest(
         run_id=run.run_id,
         command=options.command,
@@ -96,7 +97,7 @@ def eval_manifest(
         conditioning={**(previous.conditioning if previous else {}), **selection.conditioning},
         random_baselines=selection.random_baselines,
         no_gold=selection.no_gold,
-        judge={"model": judge.spec.label, "requests_sent": 0, "cache_hits": 0} if judge else None,
+        judge=judge_block(setting.jury, []) if setting.jury is not None else None,
         changes=[*(previous.changes if previous else []), *changes],
         set_aside=previous.set_aside if previous else 0,
     )
@@ -108,7 +109,7 @@ def count(
     items: list[Item],
     resumed: int,
     done: dict[tuple[str, str], bool],
-    judge: Model | None,
+    judges: list[Model],
 ) -> None:
     """Set the manifest's counts and status from what the folder holds.
 
@@ -121,18 +122,13 @@ def count(
     finished = [bad for (label, item), bad in done.items() if label in labels and item in ids]
     manifest.counts = Counts(
         items=in_scope,
-        requests_sent=sum(m.stats.requests_sent for m in models)
-        + (judge.stats.requests_sent if judge else 0),
+        requests_sent=sum(m.stats.requests_sent for m in [*models, *judges]),
         cache_hits=sum(m.stats.cache_hits for m in models) + resumed,
         invalid=sum(finished),
         failed=in_scope - len(finished),
     )
-    if judge is not None:
-        manifest.judge = {
-            "model": judge.label,
-            "requests_sent": judge.stats.requests_sent,
-            "cache_hits": judge.stats.cache_hits,
-        }
+    if judges and manifest.judge is not None:
+        manifest.judge.update(judge_counts(judges))
     manifest.status = "complete" if len(finished) == in_scope else "partial"
     manifest.reason = (
         None
@@ -140,3 +136,33 @@ def count(
         else f"{in_scope - len(finished)} answers missing (failed or not asked yet; "
         "`failures.jsonl` says why); re-run the same command to ask them"
     )
+
+
+def judge_block(jury: Jury, judges: list[Model]) -> dict[str, Any]:
+    """The manifest's `judge`: the jury, its rule, its self-judged pairs and its counts.
+
+    `model` names the jury as the resume compares it (`Jury.name`: one judge's name, as
+    before juries); `requests_sent` and `cache_hits` are the whole jury's, `judges` each
+    judge's (with its tokens where the server reported them).
+    """
+    block: dict[str, Any] = {
+        "model": jury.name,
+        "models": jury.labels,
+        "jury": jury.rule,
+        "named": jury.named,
+        "self_judged": list(jury.self_judged),
+        "requests_sent": 0,
+        "cache_hits": 0,
+    }
+    block.update(judge_counts(judges))
+    return block
+
+
+def judge_counts(judges: list[Model]) -> dict[str, Any]:
+    """The jury's requests and cache hits, in all and per judge."""
+    per_judge = {j.label: j.stats.snapshot() for j in judges}
+    return {
+        "requests_sent": sum(s["requests_sent"] for s in per_judge.values()),
+        "cache_hits": sum(s["cache_hits"] for s in per_judge.values()),
+        "judges": per_judge,
+    }

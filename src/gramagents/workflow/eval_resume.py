@@ -1,7 +1,8 @@
 """What an eval's answers depend on, and which recorded answers a change of it touches.
 
 The inputs of an answer: the dataset (its hash), the prompt template an item is rendered with,
-for a judged item its rubric, the judge's prompt and the judge, for a minimal pair its task's
+for a judged item its rubric, the judge's prompt and the judges (the jury: its judges and
+its rule, as `Jury.name` writes them), for a minimal pair its task's
 conditioning, and the model's endpoint (a model's name leaves its endpoint out, so that a
 server restarted on another port is the same model: `ModelSpec.label`). The manifest keeps
 each as a flat key (`prompts/NAME`, `rubrics/ID`, `judge`, `conditioning/TASK`,
@@ -89,13 +90,13 @@ class ItemInputs:
         tasks: dict[str, TaskSpec],
         rubric_ids: dict[str, str],
         judge_prompt: str,
-        judge: str | None,
+        judges: list[str],
     ) -> None:
         self._items = {item.id: item for item in items}
         self._tasks = tasks
         self._rubric_ids = rubric_ids
-        self._judged = (f"prompts/{judge_prompt}", JUDGE_KEY) + (
-            (f"endpoint/{judge}",) if judge else ()
+        self._judged = (f"prompts/{judge_prompt}", JUDGE_KEY) + tuple(
+            f"endpoint/{judge}" for judge in judges
         )
         self._keys: dict[str, frozenset[str]] = {}
 

@@ -9,7 +9,7 @@ not give, or one the judge could not be reached for, is recorded without a score
 
 from __future__ import annotations
 
-from ..judging.verdict import Verdict
+from ..judging.verdict import JuryVerdict
 from ..records import ResponseRecord, ScoreRecord
 from ..scoring.extract import Extraction, extract
 from ..scoring.metrics import ItemScore, score_item
@@ -120,11 +120,13 @@ class ChunkScorer:
         )
 
 
-def judged_score(verdict: Verdict, answer: str, extraction: Extraction) -> tuple[ItemScore, bool]:
-    """The score a verdict gives an answer, and whether it counts as invalid.
+def judged_score(
+    verdict: JuryVerdict, answer: str, extraction: Extraction
+) -> tuple[ItemScore, bool]:
+    """The score the jury's verdict gives an answer, and whether it counts as invalid.
 
-    No valid judgment, or no answer to judge (an echo, a refusal), is invalid and scored as
-    the scale's minimum.
+    No valid judgment from any judge, or no answer to judge (an echo, a refusal), is invalid
+    and scored as the scale's minimum.
     """
     details = {"judge": verdict.as_details(), "answer_chars": len(answer)}
     lo, hi = verdict.scale

@@ -23,7 +23,7 @@ from ..templates import PromptTemplate
 
 if TYPE_CHECKING:
     from ..judging.rubric import Rubric
-    from ..judging.verdict import Verdict
+    from ..judging.verdict import JuryVerdict
     from .eval import ChunkRecords
 
 ScoringPair = tuple[LoglikelihoodRequest, LoglikelihoodRequest]
@@ -44,8 +44,8 @@ class ItemWork:
     """The requests' cache keys, when the plan asked the cache (one per request)."""
     generation: Generation | None = None
     likelihoods: LikelihoodPair | None = None
-    verdict: Verdict | None = None
-    """The rubric judge's verdict (judged tasks only)."""
+    verdict: JuryVerdict | None = None
+    """The rubric judges' verdicts (judged tasks only)."""
     extraction: Extraction | None = None
     score: ItemScore | None = None
 
@@ -105,8 +105,10 @@ class EvalContext:
     """Counts items scored (the run's progress)."""
     report: Callable[[], object] | None = None
     """Writes the report of what is recorded so far (None: the caller writes it next)."""
-    judge: Model | None = None
-    """The rubric judge, when some task is judged."""
+    judges: list[Model] = field(default_factory=list)
+    """The rubric judges (the jury), when some task is judged."""
+    jury: str = "median"
+    """How the judges' totals make one score (judging/jury.py)."""
     rubrics: dict[str, Rubric] = field(default_factory=dict)
     """The rubrics of the judged items, by the name items and tasks give (loaded once)."""
     templates: dict[str, PromptTemplate] = field(default_factory=dict)

@@ -151,6 +151,9 @@ class Recipe(_Strict):
     point in one of them gets its prompt, any other point the first's."""
     agents: AgentDefaults = AgentDefaults()
     review: ReviewSettings = ReviewSettings()
+    judges: list[str] = Field(default_factory=list)
+    """The jury (model specs) that judges the open answers of the datasets this recipe builds,
+    when an eval names none (`--judge-model`); empty: the embedded default judge."""
     nodes: list[Node] = Field(min_length=1)
 
     @property

@@ -340,6 +340,10 @@
     if (judge.error) parts.push(el("p", { class: "error" }, judge.error));
     if (rows.length) parts.push(el("table", { class: "dims" }, el("tbody", {}, rows, el("tr", { class: "total" }, el("td", {}, "total"), el("td", { class: "num" }, fmt(judge.total, 1)), el("td", { class: "num muted" }, judge.scale ? judge.scale.join("–") : "")))));
     if (judge.reason) parts.push(el("p", { class: "reason" }, judge.reason));
+    if (judge.verdicts) {
+      const verdicts = judge.verdicts.map((v) => el("tr", {}, el("td", {}, v.judge || "?"), el("td", { class: "num" }, v.total === undefined ? "–" : fmt(v.total, 1)), el("td", { class: v.error ? "error" : "muted" }, v.error || v.reason || "")));
+      parts.push(el("table", { class: "dims" }, el("tbody", {}, verdicts)));
+    }
     parts.push(el("p", { class: "muted small" }, "judge " + (judge.judge || "?")));
     return el("div", { class: "judge" }, parts);
   }
