@@ -102,6 +102,15 @@ Conditioning = Annotated[
 ]
 
 
+Pairs = Annotated[
+    str,
+    typer.Option(
+        help="How minimal pairs are asked: loglik (their log-probabilities compared) or choice "
+        "(which sentence is acceptable, in both orders, for any model; scored as TASK-CHOICE).",
+    ),
+]
+
+
 class OnChange(str, Enum):
     """What a resume does when inputs changed since its records were made."""
 
@@ -240,6 +249,7 @@ def evaluate(
     no_cache: NoCache = False,
     judge: JudgeModel = "smollm2",
     conditioning: Conditioning = None,
+    pairs: Pairs = "loglik",
     resume_changed: ResumeChanged = OnChange.refuse,
     threads: Threads = None,
 ) -> None:
@@ -260,6 +270,7 @@ def evaluate(
         command=_command(),
         judge=judge,
         conditioning=conditioning,
+        pairs=pairs,
         resume_changed=resume_changed.value,
     )
     result = _run(run_eval(dataset, options, progress_display(err)))
