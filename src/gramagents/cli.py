@@ -135,7 +135,7 @@ def _command() -> list[str]:
 
 
 def _say(text: str) -> None:
-    out.print(text, soft_wrap=True, markup=False, highlight=False)
+    out.print(text, soft_wrap=True, markup=False, highlight=False, emoji=False)
 
 
 def _run(coroutine: Coroutine[Any, Any, T]) -> T:
