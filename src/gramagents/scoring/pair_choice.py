@@ -7,14 +7,17 @@ refusals and hedges screened out, text copied from the prompt hidden, each sente
 replaced by that sentence's mark), and then by the chain `pair-choice`:
 
 - `exact`: the reply is the number alone (`1`, `２`, `"2".`);
-- `option-lines`: the reply only gives back lines of the prompt's list (`1. 他把书看完了。`, or
-  both lines): an echo, whatever number it starts with;
 - `both`: both sentences called acceptable (`都对`, "both are correct"): a hedge;
+- `after-list`: a reply that gives back lines of the prompt's numbered list (`1. 他把书看完了。`,
+  or the line a little changed, `1. 他把门关上！`) is read after them, as `named` reads; with no
+  choice there, it is an echo (a line of the list given back names no choice);
 - `named`: the sentences the reply names: by number (`1`, `答案是2`, `句子1`, `第二句`,
-  "Sentence 2", "the first one"), or by giving the sentence itself. A mention followed in
-  its clause by a negation (`句子2不正确`, "sentence 2 is not") or preceded by one (`不是1`)
-  is not a choice. One sentence named is the answer; two are a hedge when offered as
-  alternatives (`1还是2`, "1 or 2"), else a conflict.
+  "Sentence 2", "the first one"), or by giving the sentence itself (not where it is only the
+  start or end of the other, longer sentence: `他把门关` inside `他把门关上！`). A mention
+  followed in its clause by a negation (`句子2不正确`, "sentence 2 is not") or preceded by
+  one (`不是1`) denies that sentence. One sentence named is the answer; two are a hedge when
+  offered as alternatives (`1还是2`, "1 or 2"), else a conflict, and so is one sentence both
+  named and denied. Of two sentences, denying one alone chooses the other (`答案不是1`: 2).
 
 The pair's scores (metric `pair-choice`), from the sentence chosen in each order:
 
@@ -32,12 +35,16 @@ invalid, with the first unread order's reason.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping
+from difflib import SequenceMatcher
 from typing import Any
 
 from .extract import CONFLICT, ECHO, HEDGE, INVALID, Extraction, Invalid, Meta, chain
 from .metrics import ItemScore, metric
+from .normalise import nfkc
 from .options import MARK_BASE
+from .reading import HIDDEN
 
 ORDERS = ("good-first", "good-second")
 """The two presentations of a pair: the grammatical sentence shown first, then second."""
@@ -63,14 +70,17 @@ _NEGATED_AFTER = re.compile(
 _NEGATED_BEFORE = re.compile(
     r"(?:\bnot|不是|而非|并非|并不是)\s*(?:the\s+|句子\s*)?$", re.IGNORECASE
 )
-_CLAUSE_END = re.compile(r"[。.;；!！?？\n,，]")
+_CLAUSE_END = re.compile(r"[。;；!！?？\n,，]|(?<![0-9])\.")
 _OR = re.compile(r"^\s*(?:或者?|或是|还是|\bor\b|/)\s*$", re.IGNORECASE)
 _BOTH = re.compile(
     r"(?:两个|两句|两者|它们|二者)?都(?:对|正确|可以|合乎语法|符合语法|能接受|可接受)"
     r"|\bboth\b[^.\n]*\b(?:correct|acceptable|grammatical|fine|right)\b",
     re.IGNORECASE,
 )
-_OPTION_LINE = re.compile(r"^\W*([12])\s*[.．、:：)）]?\s*([\ue000\ue001])\W*$")
+_NUMBERED = re.compile(r"^\W*([12])\s*[.．、:：)）]?\s*")
+SAME_LINE = 0.8
+"""How alike (difflib's ratio of their letters) a numbered line and the sentence of that number
+are when the line gives the sentence back."""
 
 
 def _key_of_mark(char: str) -> str | None:
@@ -83,16 +93,38 @@ def _exact(text: str, meta: Meta) -> str | None:
     return stripped if stripped in KEYS else None
 
 
-def _option_lines(text: str, meta: Meta) -> Invalid | None:
-    """A reply that only gives back the prompt's numbered lines is an echo."""
-    lines = [line for line in text.split("\n") if line.strip()]
-    if not lines:
+def _listed(line: str, meta: Meta) -> bool:
+    """Whether a line gives back a line of the prompt's list (`2. 他把书看完了。`).
+
+    Its number, then (nearly) a sentence of the pair: the two differ by a word, so a line that
+    gives either back, or one changed a little (`1. 他把门关上！`), is the list repeated, not a
+    choice. A sentence the length limit cut off (hidden as part of no option) counts too.
+    """
+    found = _NUMBERED.match(line)
+    if found is None:
+        return False
+    rest = line[found.end() :]
+    if HIDDEN in rest:
+        return True
+    texts = {str(o.get("key")): str(o.get("text", "")) for o in meta.get("options", [])}
+    shown = "".join(texts.get(_key_of_mark(ch) or "", ch) for ch in rest)
+    wanted = _letters(texts.get(found.group(1), ""))
+    return bool(wanted) and SequenceMatcher(None, _letters(shown), wanted).ratio() >= SAME_LINE
+
+
+def _after_list(text: str, meta: Meta) -> str | Invalid | None:
+    """A reply that gives back the prompt's numbered lines is read after them.
+
+    Models often repeat the list before answering (`1. …`, `2. …`, then `The answer is 2.`):
+    the repeated lines name no choice; what follows them does. With nothing there that names
+    one, the reply is an echo.
+    """
+    lines = text.split("\n")
+    rest = [line for line in lines if not _listed(line, meta)]
+    if len(rest) == len(lines):
         return None
-    for line in lines:
-        found = _OPTION_LINE.match(line)
-        if found is None or _key_of_mark(found.group(2)) != found.group(1):
-            return None
-    return Invalid(ECHO)
+    found = _named("\n".join(rest), meta)
+    return Invalid(ECHO) if found is None else found
 
 
 def _both(text: str, meta: Meta) -> Invalid | None:
@@ -100,14 +132,38 @@ def _both(text: str, meta: Meta) -> Invalid | None:
     return Invalid(HEDGE) if _BOTH.search(text) else None
 
 
-def _mentions(text: str) -> list[tuple[str, int, int]]:
+def _letters(text: str) -> str:
+    """The letters and digits of a text, as options are matched (`options.py`)."""
+    return "".join(ch for ch in nfkc(text) if unicodedata.category(ch)[0] in "LN").casefold()
+
+
+def _inside_other(text: str, at: int, key: str, meta: Meta) -> bool:
+    """Whether a sentence found at `at` is the start or end of the other, longer one.
+
+    Minimal pairs often differ by a word at an end (`他把门关。`, `他把门关上了。`): the shorter
+    found where the reply goes on as the longer does (`他把门关上！`) names neither.
+    """
+    texts = {str(o.get("key")): _letters(str(o.get("text", ""))) for o in meta.get("options", [])}
+    mine, other = texts.get(key, ""), texts.get(KEYS[1 - KEYS.index(key)], "")
+    if not mine or len(other) <= len(mine):
+        return False
+    after = _letters(text[at + 1 :])[:1]
+    before = _letters(text[:at])[-1:]
+    return (other.startswith(mine) and after == other[len(mine)]) or (
+        other.endswith(mine) and before == other[-len(mine) - 1]
+    )
+
+
+def _mentions(text: str, meta: Meta) -> list[tuple[str, int, int]]:
     """(key, start, end) of every sentence the reply names, by number or by its text."""
     found = [
         (_ORDINALS[next(g for g in m.groups() if g).lower()], m.start(), m.end())
         for m in _NAMED.finditer(text)
     ]
     found += [
-        (key, at, at + 1) for at, char in enumerate(text) if (key := _key_of_mark(char)) is not None
+        (key, at, at + 1)
+        for at, char in enumerate(text)
+        if (key := _key_of_mark(char)) is not None and not _inside_other(text, at, key, meta)
     ]
     return sorted(found, key=lambda m: m[1])
 
@@ -128,12 +184,19 @@ def _negated(text: str, mentions: list[tuple[str, int, int]], index: int) -> boo
 
 
 def _named(text: str, meta: Meta) -> str | Invalid | None:
-    mentions = _mentions(text)
-    chosen = {m[0] for i, m in enumerate(mentions) if not _negated(text, mentions, i)}
+    """The one sentence the reply names as acceptable (see the module docstring)."""
+    mentions = _mentions(text, meta)
+    denied = [_negated(text, mentions, i) for i in range(len(mentions))]
+    chosen = {m[0] for m, no in zip(mentions, denied, strict=True) if not no}
+    refused = {m[0] for m, no in zip(mentions, denied, strict=True) if no}
+    if chosen & refused:  # one sentence called acceptable and not
+        return Invalid(CONFLICT)
     if len(chosen) == 1:
         return chosen.pop()
     if len(chosen) > 1:
         return Invalid(HEDGE if _offered(text, mentions) else CONFLICT)
+    if len(refused) == 1:  # of two sentences, the one not denied
+        return KEYS[1 - KEYS.index(refused.pop())]
     return None
 
 
@@ -147,7 +210,7 @@ def _offered(text: str, mentions: list[tuple[str, int, int]]) -> bool:
 
 chain(
     "pair-choice",
-    [("exact", _exact), ("option-lines", _option_lines), ("both", _both), ("named", _named)],
+    [("exact", _exact), ("both", _both), ("after-list", _after_list), ("named", _named)],
 )
 
 
