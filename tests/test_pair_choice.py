@@ -157,6 +157,7 @@ def test_a_model_that_always_answers_1_scores_chance_strictly_nothing_and_no_con
         assert f"1. {pair['bad']}\n2. {pair['good']}" in "\n\n".join(shown)
     scores = lines(folder / "scores.jsonl")
     assert {tuple(s["extracted"]) for s in scores} == {("good", "bad")}
+    assert "Minimal pairs: how each was asked" in (folder / "report.html").read_text("utf-8")
     detail = (folder / "view" / "data" / "run0" / "items" / "detail-0.js").read_text("utf-8")
     assert '"orders":[{"order":"good-first"' in detail  # the viewer shows both prompts
     assert '"choices":[{"order":"good-first","raw":"1"' in detail  # and both replies

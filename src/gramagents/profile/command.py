@@ -79,11 +79,12 @@ def profile(
 
 def _say_competences(data: dict[str, Any]) -> None:
     """Each model's competences, and how its minimal pairs were measured (or why not)."""
-    methods = data.get("methods", {})
-    for model_name, blocks in data["competences"].items():
-        chosen = methods.get(model_name, {})
+    methods, competences = data.get("methods", {}), data["competences"]
+    for model_name in dict.fromkeys([*competences, *methods]):  # one measured nowhere too
+        blocks, chosen = competences.get(model_name, {}), methods.get(model_name, {})
         shown = ", ".join(_competence(c, b, chosen.get(c)) for c, b in blocks.items())
-        _say(f"{model_name}: {shown}")
+        if shown:
+            _say(f"{model_name}: {shown}")
         for competence, how in chosen.items():
             if how["method"] is None:
                 _say(f"{model_name}: {competence} not measured: {how['reason']}")
