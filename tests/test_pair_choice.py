@@ -247,3 +247,16 @@ def test_a_reply_unread_in_one_order_makes_the_pair_invalid_but_keeps_the_other(
     assert {tuple(s["extracted"]) for s in scores} == {("good", None)}
     assert {s["scores"]["acc"] for s in scores} == {0.5}
     assert {s["scores"]["consistency"] for s in scores} == {0.0}
+
+
+@pytest.mark.slow
+def test_the_embedded_model_is_asked_both_orders_and_every_reply_is_read_or_has_a_reason(
+    tmp_path,
+):
+    result = evaluate(CLIMP, tmp_path / "run", ["smollm2"], pairs="choice", limit=3)
+    assert result.manifest.status == "complete" and result.manifest.tasks == {"CLIMP-CHOICE": 3}
+    for response in lines(tmp_path / "run" / "responses.jsonl"):
+        assert [c["order"] for c in response["choices"]] == ["good-first", "good-second"]
+        for choice in response["choices"]:
+            assert choice["raw"]  # a real reply, read or invalid with its reason
+            assert (choice["extracted"] in ("1", "2")) != (choice["invalid_reason"] is not None)
