@@ -258,6 +258,9 @@ def test_the_exempt_functions_are_the_command_lines_commands(cli_commands):
     cli = (PACKAGE / "cli.py").resolve()
     text = cli.read_text(encoding="utf-8")
     starts = {node.name: _first_line(node) for node in _functions(text)}
-    assert {starts["evaluate"], starts["build"], starts["agree"]} <= cli_commands[cli]
+    assert {starts["evaluate"], starts["build"]} <= cli_commands[cli]
     assert starts["_run"] not in cli_commands[cli]
+    judges = (PACKAGE / "cli_judges.py").resolve()
+    in_judges = {node.name: _first_line(node) for node in _functions(judges.read_text("utf-8"))}
+    assert {in_judges["agree"], in_judges["judge_check"]} <= cli_commands[judges]
     assert (PACKAGE / "profile" / "command.py").resolve() in cli_commands

@@ -178,13 +178,35 @@ def test_corrections_are_scored_per_item_and_level_as_errant_does(built, tmp_pat
 def test_minimal_pair_tasks_need_a_local_model(tmp_path):
     asyncio.run(run_build("gec", BuildOptions(source=ITEMS, agents=False, run_dir=tmp_path / "b")))
     ScriptedBackend.register("corrector", corrector)
-    with pytest.raises(GramagentsError, match="GEC-PAIR compare log-likelihoods"):
+    with pytest.raises(GramagentsError, match="GEC-PAIR compare log-likelihoods") as raised:
         asyncio.run(
             run_eval(
                 tmp_path / "b", EvalOptions(models=["scripted:corrector"], run_dir=tmp_path / "e")
             )
         )
+    assert "--pairs choice" in str(raised.value)
     assert not (tmp_path / "e").exists()
+
+
+def test_gec_pairs_asked_as_a_forced_choice_need_no_log_probabilities(tmp_path):
+    asyncio.run(run_build("gec", BuildOptions(source=ITEMS, agents=False, run_dir=tmp_path / "b")))
+
+    def chooser(request: ChatRequest) -> str:
+        prompt = request.messages[-1].content
+        if not prompt.startswith("Here are two English sentences."):
+            return corrector(request)
+        first = re.search(r"^1\. (.+)$", prompt, re.MULTILINE).group(1)
+        return "2" if first in PAIRS else "1"  # never the ungrammatical sentence
+
+    ScriptedBackend.register("chooser", chooser)
+    options = EvalOptions(models=["scripted:chooser"], run_dir=tmp_path / "e", pairs="choice")
+    result = asyncio.run(run_eval(tmp_path / "b", options))
+    assert result.manifest.status == "complete"
+    assert "GEC-PAIR-CHOICE" in result.manifest.tasks and "GEC-PAIR" not in result.manifest.tasks
+    assert result.manifest.pairs == {"GEC-PAIR": "choice"}
+    summary = json.loads((tmp_path / "e" / "summary.json").read_text())
+    scores = {r["metric"]: r["score"] for r in summary if r["task"] == "GEC-PAIR-CHOICE"}
+    assert scores["acc"] == scores["acc_strict"] == scores["consistency"] == 1.0
 
 
 @pytest.mark.parametrize("conditioning", ["bare", "spaced", None])

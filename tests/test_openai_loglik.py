@@ -184,6 +184,7 @@ def test_an_eval_on_a_server_without_completions_stops_before_the_run(tmp_path):
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
     assert f"--model 'openai:m': {server.base_url}/completions " in result.stderr
     assert "gives no log-probabilities of the prompt (HTTP 404" in result.stderr
+    assert "ask them as a forced choice with --pairs choice" in result.stderr
     assert not (tmp_path / "run").exists()
 
 

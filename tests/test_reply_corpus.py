@@ -33,6 +33,7 @@ SHAPES = {
     "syntax-phrase": "syntax phrase",
     "correction": "GEC correction",
     "gb-translation": "grammar-book translation",
+    "pair-choice": "minimal pair as a forced choice",
 }
 
 

@@ -118,6 +118,7 @@ EXPORTS: dict[str, str] = {
     "TaskSpec": "gramagents.tasks.registry:TaskSpec",
     "Aggregate": "gramagents.tasks.registry:Aggregate",
     "constant": "gramagents.tasks.registry:constant",
+    "choice_form": "gramagents.tasks.registry:choice_form",
     "Extraction": "gramagents.scoring.extract:Extraction",
     "Invalid": "gramagents.scoring.extract:Invalid",
     "Meta": "gramagents.scoring.extract:Meta",
@@ -240,6 +241,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
         TaskSpec,
         bank_builder,
         bank_builder_in,
+        choice_form,
         constant,
         task,
     )

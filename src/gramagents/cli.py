@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from rich.console import Console
 
-from .cli_judges import AllowSelfJudge, JudgeModel, JuryRule
+from .cli_judges import AllowSelfJudge, JudgeModel, JuryRule, agree, rubric_app
 from .cli_runtime import (
     add_commands,
     apply_threads,
@@ -91,6 +91,15 @@ Conditioning = Annotated[
         help="How minimal pairs are scored: spaced (each sentence after a space, as "
         "lm-eval's BLiMP tasks) or bare (as a text begins). Default: the task's own "
         "(BLiMP and GEC-PAIR spaced, CLiMP bare).",
+    ),
+]
+
+
+Pairs = Annotated[
+    str,
+    typer.Option(
+        help="How minimal pairs are asked: loglik (their log-probabilities compared) or choice "
+        "(which sentence is acceptable, in both orders, for any model; scored as TASK-CHOICE).",
     ),
 ]
 
@@ -236,6 +245,7 @@ def evaluate(
     jury: JuryRule = "median",
     allow_self_judge: AllowSelfJudge = False,
     conditioning: Conditioning = None,
+    pairs: Pairs = "loglik",
     resume_changed: ResumeChanged = OnChange.refuse,
     threads: Threads = None,
 ) -> None:
@@ -258,6 +268,7 @@ def evaluate(
         jury=jury,
         allow_self_judge=allow_self_judge,
         conditioning=conditioning,
+        pairs=pairs,
         resume_changed=resume_changed.value,
     )
     result = _run(run_eval(dataset, options, progress_display(err)))
@@ -404,66 +415,9 @@ def view(
             server.server_close()
 
 
-# --- rubric judges: agreement with humans, rubric checks ---------------------------------------
-
-
-@app.command()
-def agree(
-    run: Annotated[Path, typer.Argument(help="Eval run folder with judged items.")],
-    human: Annotated[
-        Path, typer.Option("--human", help="CSV of human scores: item_id,rater,score.")
-    ],
-    model: Annotated[
-        str | None, typer.Option("--model", help="Model whose answers to use (several judged).")
-    ] = None,
-    threshold: Annotated[
-        float, typer.Option(help="Warn when judge-human Pearson r is below this.")
-    ] = 0.87,
-    within: Annotated[
-        float, typer.Option(min=0, help="k of within-k agreement, in score points.")
-    ] = 5.0,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
-    boot: Annotated[
-        int, typer.Option("--boot", min=0, help="Bootstrap resamples (0: no intervals).")
-    ] = 1000,
-) -> None:
-    """Judge-human agreement: correlations, kappa, alpha, intervals, ceiling, length bias."""
-    from .judging.agreement import AgreementSettings
-    from .judging.agreement_files import agree_run, summary_lines
-
-    settings = AgreementSettings(threshold=threshold, within=within, n_boot=boot, seed=seed)
-    try:
-        report, paths = agree_run(run, human, model=model, settings=settings)
-    except GramagentsError as exc:
-        raise fail(exc) from None
-    for line in summary_lines(report):
-        _say(line)
-    _say("wrote " + ", ".join(str(p) for p in paths))
-
-
-rubric_app = typer.Typer(help="Rubrics for judges.", no_args_is_help=True)
+# --- rubric judges: agreement with humans, rubric checks (written in cli_judges) -------------
+app.command()(agree)
 app.add_typer(rubric_app, name="rubric")
-
-
-@rubric_app.command("check")
-def rubric_check(
-    rubric: Annotated[str, typer.Argument(help="Rubric file, or the id of a packaged rubric.")],
-) -> None:
-    """Load a rubric and print its dimensions, or the one error that stops it."""
-    from .judging.rubric import find_rubric
-
-    try:
-        loaded = find_rubric(rubric, user_named=True)
-    except GramagentsError as exc:
-        raise fail(exc) from None
-    lo, hi = (f"{v:g}" for v in loaded.scale)
-    _say(f"{loaded.path}: {loaded.id} version {loaded.version} ({loaded.task}), scale {lo}-{hi}")
-    for dim in loaded.dimensions:
-        _say(f"  {dim.points:g}  {dim.name}")
-        for criterion in dim.criteria:
-            _say(f"        {criterion}")
-    _say(f"hash {loaded.hash[:16]}")
-    _say("ok")
 
 
 def add_recipe_commands() -> None:

@@ -1,4 +1,4 @@
-"""The command line of judges: the jury's options of `eval` and `profile`, and `judge-check`."""
+"""The command line of judges: jury options, `judge-check`, `agree` and `rubric check`."""
 
 from __future__ import annotations
 
@@ -41,7 +41,64 @@ _err = Console(stderr=True)
 
 
 def _say(text: str) -> None:
-    _out.print(text, soft_wrap=True, markup=False, highlight=False)
+    _out.print(text, soft_wrap=True, markup=False, emoji=False, highlight=False)
+
+
+def agree(
+    run: Annotated[Path, typer.Argument(help="Eval run folder with judged items.")],
+    human: Annotated[
+        Path, typer.Option("--human", help="CSV of human scores: item_id,rater,score.")
+    ],
+    model: Annotated[
+        str | None, typer.Option("--model", help="Model whose answers to use (several judged).")
+    ] = None,
+    threshold: Annotated[
+        float, typer.Option(help="Warn when judge-human Pearson r is below this.")
+    ] = 0.87,
+    within: Annotated[
+        float, typer.Option(min=0, help="k of within-k agreement, in score points.")
+    ] = 5.0,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    boot: Annotated[
+        int, typer.Option("--boot", min=0, help="Bootstrap resamples (0: no intervals).")
+    ] = 1000,
+) -> None:
+    """Judge-human agreement: correlations, kappa, alpha, intervals, ceiling, length bias."""
+    from .judging.agreement import AgreementSettings
+    from .judging.agreement_files import agree_run, summary_lines
+
+    settings = AgreementSettings(threshold=threshold, within=within, n_boot=boot, seed=seed)
+    try:
+        report, paths = agree_run(run, human, model=model, settings=settings)
+    except GramagentsError as exc:
+        raise fail(exc) from None
+    for line in summary_lines(report):
+        _say(line)
+    _say("wrote " + ", ".join(str(p) for p in paths))
+
+
+rubric_app = typer.Typer(help="Rubrics for judges.", no_args_is_help=True)
+
+
+@rubric_app.command("check")
+def rubric_check(
+    rubric: Annotated[str, typer.Argument(help="Rubric file, or the id of a packaged rubric.")],
+) -> None:
+    """Load a rubric and print its dimensions, or the one error that stops it."""
+    from .judging.rubric import find_rubric
+
+    try:
+        loaded = find_rubric(rubric, user_named=True)
+    except GramagentsError as exc:
+        raise fail(exc) from None
+    lo, hi = (f"{v:g}" for v in loaded.scale)
+    _say(f"{loaded.path}: {loaded.id} version {loaded.version} ({loaded.task}), scale {lo}-{hi}")
+    for dim in loaded.dimensions:
+        _say(f"  {dim.points:g}  {dim.name}")
+        for criterion in dim.criteria:
+            _say(f"        {criterion}")
+    _say(f"hash {loaded.hash[:16]}")
+    _say("ok")
 
 
 def judge_check(

@@ -46,6 +46,13 @@ class BackendUnavailable(GramagentsError):
     """A model server that cannot be reached, or refuses our credentials."""
 
 
+class NoLoglikelihood(BackendUnavailable):
+    """A model that gives no log-probabilities of a prompt (a chat API).
+
+    Minimal pairs can be asked of it only as a forced choice (`--pairs choice`).
+    """
+
+
 class MissingDependency(GramagentsError):
     """An optional package that a feature needs is not installed."""
 
@@ -66,6 +73,10 @@ class MissingExtra(MissingDependency):
 
 class RunError(GramagentsError):
     """A run folder that cannot be used for the command given."""
+
+
+class NothingToAsk(GramagentsError):
+    """An eval whose every item was left out (minimal pairs no method of the model measures)."""
 
 
 class RegistryError(GramagentsError):

@@ -287,6 +287,12 @@ class ResponseRecord(Record):
     prompt_hash: str | None = None
     logprobs: dict[str, Any] | None = None
     """For minimal pairs: log-probabilities and token counts of both sentences."""
+    choices: list[dict[str, Any]] | None = Field(
+        default=None, exclude_if=lambda value: value is None
+    )
+    """For minimal pairs asked as a forced choice (`raw` is None): per order (`good-first`,
+    then `good-second`), the reply (`raw`), the number read (`extracted`, None when
+    unread), the sentence it names (`chose`: `good` or `bad`), the rule and why unread."""
 
 
 class ScoreRecord(Record):
@@ -414,6 +420,10 @@ class EvalManifest(ManifestBase):
     conditioning: dict[str, str] = Field(default_factory=dict)
     """Per minimal-pair task, how its sentences were scored: `spaced` (after a space, as
     lm-evaluation-harness's BLiMP tasks) or `bare` (as a text begins)."""
+    pairs: dict[str, str] = Field(default_factory=dict)
+    """Per minimal-pair task, how its pairs were asked: `loglik` (log-probabilities compared,
+    under the task's own name) or `choice` (a forced choice in both orders, under the name
+    `TASK-CHOICE`)."""
     random_baselines: dict[str, float] = Field(default_factory=dict)
     """Expected score of a uniform random answer, per task."""
     no_gold: dict[str, int] = Field(default_factory=dict)

@@ -21,7 +21,7 @@ import os
 import time
 from typing import Any
 
-from ..errors import BackendUnavailable, GramagentsError, SpecError
+from ..errors import BackendUnavailable, GramagentsError, NoLoglikelihood, SpecError
 from ..records import ChatRequest, Generation, Loglikelihood, LoglikelihoodRequest
 from ..redact import redact
 from ..runtime.retry import ErrorKind, call_with_retries
@@ -298,11 +298,11 @@ class OpenAIBackend(Backend):
                     f"({_describe(exc)}); re-run the same command to resume"
                 ) from None
 
-    def _no_logprobs(self, reason: str) -> BackendUnavailable:
-        return BackendUnavailable(
+    def _no_logprobs(self, reason: str) -> NoLoglikelihood:
+        return NoLoglikelihood(
             f"--model '{self.spec.label}': {self._url}/completions gives no log-probabilities "
             f"of the prompt ({reason}); minimal pairs need a server that answers echo with "
-            "logprobs (vLLM, SGLang)"
+            "logprobs (vLLM, SGLang), or ask them as a forced choice with --pairs choice"
         )
 
     async def aclose(self) -> None:

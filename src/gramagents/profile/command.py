@@ -89,21 +89,34 @@ def profile(
         resume_changed=resume_changed.value,
     )
     result = _run(run_profile(options, lambda: progress_display(err)))
-    _say_profile(result)
-
-
-def _say_profile(result: Any) -> None:
-    """Each model's competences, and where the profile's files are; exit 1 unless complete."""
-    for model_name, blocks in result.data["competences"].items():
-        shown = ", ".join(
-            f"{c} {b['corrected']['value']:.2f}" if b else f"{c} —" for c, b in blocks.items()
-        )
-        _say(f"{model_name}: {shown}")
+    _say_competences(result.data)
     _say(f"{result.manifest.status}: profile {result.folder.file('profile.json')}")
     _say(f"view: {result.folder.file('report.html')} (open in a browser)")
     _say(f"report: {result.folder.file('report.md')}")
     if result.manifest.status != "complete":
         raise typer.Exit(1)
+
+
+def _say_competences(data: dict[str, Any]) -> None:
+    """Each model's competences, and how its minimal pairs were measured (or why not)."""
+    methods, competences = data.get("methods", {}), data["competences"]
+    for model_name in dict.fromkeys([*competences, *methods]):  # one measured nowhere too
+        blocks, chosen = competences.get(model_name, {}), methods.get(model_name, {})
+        shown = ", ".join(_competence(c, b, chosen.get(c)) for c, b in blocks.items())
+        if shown:
+            _say(f"{model_name}: {shown}")
+        for competence, how in chosen.items():
+            if how["method"] is None:
+                _say(f"{model_name}: {competence} not measured: {how['reason']}")
+            elif blocks.get(competence):
+                _say(f"{model_name}: {competence} measured by {how['described']}")
+
+
+def _competence(name: str, block: dict[str, Any] | None, how: dict[str, Any] | None) -> str:
+    """A competence's chance-corrected score, as the summary line shows it."""
+    if how is not None and how["method"] is None:
+        return f"{name} not measured"
+    return f"{name} {block['corrected']['value']:.2f}" if block else f"{name} —"
 
 
 def add_profile_command(app: typer.Typer) -> None:

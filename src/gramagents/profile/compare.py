@@ -7,6 +7,7 @@ first profile. A model named in more than one folder is told apart by its folder
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,31 +26,21 @@ def _rows_of(folder: Path) -> tuple[list[ItemScore], dict[str, str] | None]:
         competence_of = {t: c for c, tasks in competences.items() for t in tasks}
         rows: list[ItemScore] = []
         for name, entry in manifest.entries.items():
-            if entry.get("eval"):
-                rows += read_entry(
-                    folder / entry["eval"],
-                    name,
-                    entry.get("points", name),
-                    set(competence_of),
-                    entry.get("point_key", "point"),
-                )
+            for done in entry.get("evals", [entry]):
+                if done.get("eval"):
+                    rows += read_entry(
+                        folder / done["eval"],
+                        name,
+                        entry.get("points", name),
+                        set(competence_of),
+                        entry.get("point_key", "point"),
+                    )
         return rows, competence_of
     return [], None
 
 
 def _renamed(row: ItemScore, model: str) -> ItemScore:
-    return ItemScore(
-        row.entry,
-        model,
-        row.item_id,
-        row.task,
-        row.score,
-        row.random,
-        row.invalid,
-        row.point,
-        row.answer,
-        row.gold,
-    )
+    return replace(row, model=model)
 
 
 def compare_folders(folders: list[Path], settings: Settings | None = None) -> list[dict[str, Any]]:

@@ -131,6 +131,7 @@ def _point(point: str, corrected: float, items: list[ItemScore]) -> dict[str, An
         "examples": [
             {
                 "entry": r.entry,
+                "eval": r.folder or f"evals/{r.entry}",
                 "item_id": r.item_id,
                 "task": r.task,
                 "score": r.score,
@@ -161,23 +162,71 @@ def paired(
     out = []
     for a, b in combinations(_ordered(by_model, models), 2):
         common = sorted(set(by_model[a]) & set(by_model[b]))
-        groups: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
-        for key in common:
-            task = by_model[a][key].task
-            groups["task", task].append(key)
-            if competence_of is not None:
-                groups["competence", competence_of[task]].append(key)
+        groups, refused = _groups(by_model[a], by_model[b], common, competence_of)
         names = sorted(groups)
         tests = holm([_pair(by_model[a], by_model[b], groups[n], settings) for n in names])
         out.append(
             {
                 "a": a,
                 "b": b,
-                "n": len(common),
+                "n": len({k for keys in groups.values() for k in keys}),
                 "rows": [_pair_row(*n, t) for n, t in zip(names, tests, strict=True)],
+                "refused": [
+                    {"kind": kind, "name": name, "why": why}
+                    for (kind, name), why in sorted(refused.items())
+                ],
             }
         )
     return out
+
+
+Keys = list[tuple[str, str]]
+
+
+def _groups(
+    a: dict[tuple[str, str], ItemScore],
+    b: dict[tuple[str, str], ItemScore],
+    common: Keys,
+    competence_of: dict[str, str] | None,
+) -> tuple[dict[tuple[str, str], Keys], dict[tuple[str, str], str]]:
+    """The items compared per task and competence, and what is refused and why.
+
+    Items the two models were asked by different methods (a minimal pair scored by
+    log-probabilities for one, asked as a forced choice of the other) are never compared,
+    and neither is a competence that holds any.
+    """
+    groups: dict[tuple[str, str], Keys] = defaultdict(list)
+    refused: dict[tuple[str, str], str] = {}
+    for key in common:
+        task, other = a[key].task, b[key].task
+        if task != other:
+            why = method_mismatch(task, other)
+            refused["task", f"{task} / {other}"] = why
+            if competence_of is not None:
+                refused["competence", competence_of[task]] = why
+            continue
+        groups["task", task].append(key)
+        if competence_of is not None:
+            groups["competence", competence_of[task]].append(key)
+    for name in refused:
+        groups.pop(name, None)
+    return groups, refused
+
+
+def method_mismatch(task: str, other: str) -> str:
+    """Why items asked by two methods are not compared."""
+    from ..tasks import get_task
+    from ..workflow.pair_methods import DESCRIBED, method_of
+
+    shown = [
+        f"{DESCRIBED.get(method_of(get_task(t)) or '', 'another task')} ({t})"
+        for t in (task, other)
+    ]
+    return (
+        f"A was measured by {shown[0]}, B by {shown[1]}: the two methods measure different "
+        "things (prompting is not log-probability, Hu & Levy 2023), so their scores are not "
+        "compared; profile both models by one method"
+    )
 
 
 def _ordered(found: Iterable[str], models: list[str] | None) -> list[str]:

@@ -38,19 +38,21 @@ def _p(value: float | None) -> str:
 
 def competence_lines(data: dict[str, Any]) -> list[str]:
     """The table of models × competences, then each competence's tasks."""
-    lines = ["## Competences", "", POOLING, ""]
+    lines = ["## Competences", "", POOLING, *_method_note(data), ""]
     order = list(data["suite"]["competences"])
     rows, tasks = [], []
     for model, blocks in data["competences"].items():
         for competence in order:
             block = blocks.get(competence)
+            method = method_cell(data, model, competence)
             if block is None:
-                rows.append([model, competence, "—", "0", "—", "—", "—"])
+                rows.append([model, competence, method or "—", "—", "0", "—", "—", "—"])
                 continue
             rows.append(
                 [
                     model,
                     competence,
+                    method,
                     _interval(block["corrected"]),
                     str(block["n"]),
                     _num(block["score"]),
@@ -58,22 +60,11 @@ def competence_lines(data: dict[str, Any]) -> list[str]:
                     _num(block["invalid_rate"], 2),
                 ]
             )
-            for task, tb in block["tasks"].items():
-                tasks.append(
-                    [
-                        model,
-                        competence,
-                        task,
-                        str(tb["n"]),
-                        _num(tb["score"]),
-                        _num(tb["random"]),
-                        _interval(tb["corrected"]),
-                        _num(tb["invalid_rate"], 2),
-                    ]
-                )
+            tasks += _task_rows(model, competence, block)
     header = [
         "model",
         "competence",
+        "measured by",
         "chance-corrected [95 % CI]",
         "items",
         "score",
@@ -96,6 +87,44 @@ def competence_lines(data: dict[str, Any]) -> list[str]:
         tasks,
     )
     return lines
+
+
+def _task_rows(model: str, competence: str, block: dict[str, Any]) -> list[list[str]]:
+    return [
+        [
+            model,
+            competence,
+            task,
+            str(tb["n"]),
+            _num(tb["score"]),
+            _num(tb["random"]),
+            _interval(tb["corrected"]),
+            _num(tb["invalid_rate"], 2),
+        ]
+        for task, tb in block["tasks"].items()
+    ]
+
+
+def method_cell(data: dict[str, Any], model: str, competence: str) -> str:
+    """How a competence of a model was measured, where minimal pairs give a choice."""
+    chosen = (data.get("methods") or {}).get(model, {}).get(competence)
+    if not chosen:
+        return ""
+    if chosen.get("method") is None:
+        return f"not measured: {chosen.get('reason', '')}"
+    return str(chosen.get("described") or chosen["method"])
+
+
+def _method_note(data: dict[str, Any]) -> list[str]:
+    if not data.get("methods") or not any(m for m in data["methods"].values()):
+        return []
+    return [
+        "",
+        "Minimal pairs are measured by the first method the suite accepts that the model "
+        "supports: log-probability (the grammatical sentence likelier) or forced choice (asked "
+        "which sentence is acceptable, in both orders). The two are different measurements: "
+        "models measured by different methods are not compared on that competence.",
+    ]
 
 
 def weakest_lines(data: dict[str, Any]) -> list[str]:
@@ -166,6 +195,12 @@ def paired_lines(comparisons: list[dict[str, Any]]) -> list[str]:
     ]
     for pair in comparisons:
         lines += ["", f"### {md_text(pair['a'])} − {md_text(pair['b'])} ({pair['n']} items)", ""]
+        lines += [
+            f"- {r['kind']} {r['name']}: not compared. {r['why']}." for r in pair.get("refused", [])
+        ]
+        if not pair["rows"]:
+            continue
+        lines += [""] if pair.get("refused") else []
         rows = [
             [
                 r["kind"],
@@ -210,7 +245,7 @@ def render_profile(manifest: ProfileManifest, data: dict[str, Any]) -> str:
         [
             name,
             e.get("build") or e.get("source", ""),
-            e.get("eval", ""),
+            ", ".join(str(x["eval"]) for x in e.get("evals", [e]) if x.get("eval")),
             str(e.get("limit") or "all"),
             ", ".join(f"{t} {n}" for t, n in e.get("tasks", {}).items()),
             e.get("status", ""),

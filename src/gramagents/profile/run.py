@@ -2,7 +2,9 @@
 
 The profile's folder (a `Run` of kind `profile`) holds one build folder per build entry
 (`builds/NAME`) and one eval folder per entry (`evals/NAME`), each the run folder its own
-command would write, so each can be opened, viewed and resumed on its own. A build is re-run in
+command would write; where the models ask minimal pairs by different methods
+(profile/methods.py), each method has its own eval folder (`evals/NAME+choice` beside
+`evals/NAME`), so each can be opened, viewed and resumed on its own. A build is re-run in
 its folder as `gramagents build` re-runs one: the response cache asks nothing already answered,
 and a folder built from another source, recipe or prompts is refused (one line); an eval is
 resumed, so only what is missing is asked, and refuses a folder of another dataset or sample.
@@ -22,14 +24,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, NothingToAsk
 from ..progress import SilentProgress
 from ..records import InputChange, ProfileManifest
 from ..report.mdtext import md_text
 from ..resources import file_hash
 from ..runtime.run import ResumeChanged, Run, describe_failure
 from ..versions import package_versions
+from ..workflow.pair_methods import NONE
 from .compute import Settings, profile_data
+from .methods import ModelMethods, choose, supported_methods
 from .scores import ItemScore, read_entry
 from .suite import Entry, Suite, entry_error, load_suite
 
@@ -118,6 +122,7 @@ async def run_profile(
     """Profile the models on a suite; see the module docstring."""
     suite, suite_file = load_suite(options.suite)
     entries = plan(suite, suite_file, options)
+    methods = await _methods(suite, options)
     with Run.open(options.run_dir, "profile") as run:
         changes = _suite_changes(run, suite_file, options.resume_changed)
         run.file(PROFILE_JSON).unlink(missing_ok=True)  # made again from the evals at the end
@@ -126,12 +131,13 @@ async def run_profile(
         run.write_manifest(manifest)
         try:
             judge = options.judge or list(suite.judges) or None
-            job = _Job(run, options, progress, set(suite.competence_of()), judge)
+            job = _Job(run, options, progress, set(suite.competence_of()), methods, judge)
             for name, (entry, source) in entries.items():
                 manifest.entries[name] = await _run_entry(job, name, entry, source)
                 run.write_manifest(manifest)
                 run.write_text("report.md", _interim(manifest))
             data = _profile(run, suite, entries, manifest, options)
+            data["methods"] = {_label(spec): m.competences for spec, m in methods.items()}
             ended = {e.get("status") for e in manifest.entries.values()}
             manifest.status = "complete" if ended == {"complete"} else "partial"
             manifest.reason = None if manifest.status == "complete" else "an eval is partial"
@@ -170,7 +176,12 @@ def _manifest(run: Run, suite: Suite, suite_file: Path, options: ProfileOptions)
         versions=package_versions(),
         hashes={"suite": file_hash(suite_file)},
         started=previous.started if previous is not None else _now(),
-        suite={"name": suite.suite, "file": str(suite_file), "competences": suite.competences},
+        suite={
+            "name": suite.suite,
+            "file": str(suite_file),
+            "competences": suite.counted(),
+            "methods": suite.methods(),
+        },
         boot=options.settings.boot,
         entries={name: e for name, e in kept.items() if name in suite.entries},
         changes=list(previous.changes) if previous is not None else [],
@@ -181,7 +192,8 @@ def _interim(manifest: ProfileManifest, failure: str | None = None) -> str:
     """`report.md` while entries run (what is done), or of a profile that stopped (and why)."""
     title = md_text(manifest.run_id)
     done = [
-        f"- {md_text(name)}: {md_text(e['eval'])} ({md_text(e['status'])})"
+        f"- {md_text(name)}: {md_text(', '.join(str(x['eval']) for x in e.get('evals', [e])))}"
+        f" ({md_text(e['status'])})"
         for name, e in manifest.entries.items()
     ]
     if failure is None:
@@ -205,14 +217,50 @@ class _Job:
     progress: Any
     tasks: set[str]
     """The tasks the suite's competences name: the only ones asked."""
+    methods: dict[str, ModelMethods]
+    """Per model spec, how its minimal pairs are asked."""
     judge: str | list[str] | None = None
     """The judges of every eval: the command's, else the suite's (None: the eval's own)."""
 
+    def groups(self) -> list[tuple[str, list[str], ModelMethods]]:
+        """(folder suffix, model specs, methods) of the models that share an eval folder.
+
+        Models whose minimal pairs are asked alike share one; where they differ, each method
+        has its own folder (`+choice`; log-probabilities keep the plain name).
+        """
+        found: dict[tuple[tuple[str, str], ...], list[str]] = {}
+        for spec in self.options.models:
+            found.setdefault(self.methods[spec].key, []).append(spec)
+        out: list[tuple[str, list[str], ModelMethods]] = []
+        for specs in found.values():
+            methods = self.methods[specs[0]]
+            suffix = methods.folder_suffix() if len(found) > 1 else ""
+            while any(suffix == taken for taken, _, _ in out):  # two groups, one suffix
+                suffix += "+"
+            out.append((suffix, specs, methods))
+        return out
+
+
+async def _methods(suite: Suite, options: ProfileOptions) -> dict[str, ModelMethods]:
+    """Per model spec, how its minimal pairs are asked (probed only when the suite has some)."""
+    if not suite.methods():
+        return {spec: ModelMethods() for spec in options.models}
+    from ..models import BackendSettings
+
+    settings = BackendSettings(concurrency=options.concurrency)
+    refused = await supported_methods(list(options.models), settings)
+    return {spec: choose(suite, refused[spec]) for spec in options.models}
+
+
+def _label(spec: str) -> str:
+    from ..models.spec import parse_spec
+
+    return parse_spec(spec).label
+
 
 async def _run_entry(job: _Job, name: str, entry: Entry, source: Path) -> dict[str, Any]:
-    """Build (unless a complete build is there) and evaluate one entry."""
+    """Build (unless a complete build is there) and evaluate one entry (once per method)."""
     run, options, progress, tasks = job.run, job.options, job.progress, job.tasks
-    from ..workflow.eval import EvalOptions, run_eval
 
     record: dict[str, Any] = {
         "source": str(source),
@@ -229,11 +277,36 @@ async def _run_entry(job: _Job, name: str, entry: Entry, source: Path) -> dict[s
         fmt = entry.dataset.format
         answers = Path(entry.dataset.answers) if entry.dataset.answers else None
     limit = options.limit if options.limit is not None else entry.limit
+    evals = []
+    for suffix, specs, methods in job.groups():
+        folder = str(Path("evals") / f"{name}{suffix}")
+        evals.append(await _run_eval(job, folder, specs, methods, (target, fmt, answers, limit)))
+    done = [e for e in evals if e["eval"] is not None]
+    record.update(
+        eval=done[0]["eval"] if done else None,
+        evals=evals,
+        limit=limit,
+        status="complete" if all(e["status"] == "complete" for e in evals) else "partial",
+        models=[m for e in done for m in e["models"]],
+        tasks={t: n for e in done for t, n in e["tasks"].items()},
+        invalid=sum(e["invalid"] for e in done),
+    )
+    return record
+
+
+async def _run_eval(
+    job: _Job, folder: str, specs: list[str], methods: ModelMethods, data: tuple[Any, ...]
+) -> dict[str, Any]:
+    """Evaluate some models on an entry's dataset (`data`: target, format, answers, limit)."""
+    from ..workflow.eval import EvalOptions, run_eval
+
+    target, fmt, answers, limit = data
+    options = job.options
     eval_options = EvalOptions(
-        models=list(options.models),
+        models=list(specs),
         fmt=fmt,
         answers=answers,
-        run_dir=run.file(f"evals/{name}"),
+        run_dir=job.run.file(folder),
         limit=limit,
         seed=options.seed,
         concurrency=options.concurrency,
@@ -243,17 +316,22 @@ async def _run_entry(job: _Job, name: str, entry: Entry, source: Path) -> dict[s
         jury=options.jury,
         allow_self_judge=options.allow_self_judge,
         resume_changed=options.resume_changed,
+        pairs=NONE if methods.tasks else "loglik",
+        pair_methods=dict(methods.tasks) or None,
     )
-    result = await run_eval(target, eval_options, progress())
-    record.update(
-        eval=str(Path("evals") / name),
-        limit=limit,
-        status=result.manifest.status,
-        models=list(result.manifest.models),
-        tasks=dict(result.manifest.tasks),
-        invalid=result.manifest.counts.invalid,
-    )
-    return record
+    labels = [_label(spec) for spec in specs]
+    try:
+        result = await run_eval(target, eval_options, job.progress())
+    except NothingToAsk as exc:  # only minimal pairs, which no method of these models measures
+        return {"eval": None, "models": labels, "status": "complete", "skipped": str(exc)}
+    return {
+        "eval": folder,
+        "models": list(result.manifest.models),
+        "pairs": dict(result.manifest.pairs),
+        "status": result.manifest.status,
+        "tasks": dict(result.manifest.tasks),
+        "invalid": result.manifest.counts.invalid,
+    }
 
 
 def _in_scope(run: Run, name: str, dataset: Path, tasks: set[str]) -> Path:
@@ -310,16 +388,25 @@ def _profile(
     rows: list[ItemScore] = []
     for name, (entry, _) in entries.items():
         namespace = entry.points or name
-        rows += read_entry(
-            run.file(f"evals/{name}"), name, namespace, set(competence_of), entry.point_key
-        )
+        for done in manifest_entries[name].get("evals", []):
+            if done["eval"] is None:
+                continue
+            rows += read_entry(
+                run.file(done["eval"]),
+                name,
+                namespace,
+                set(competence_of),
+                entry.point_key,
+                shown=done["eval"],
+            )
     labels = [m for e in manifest_entries.values() for m in e.get("models", [])]
     models = list(dict.fromkeys(labels))
     data = profile_data(rows, competence_of, list(suite.competences), options.settings, models)
     data["suite"] = {
         "name": suite.suite,
         "description": suite.description,
-        "competences": suite.competences,
+        "competences": suite.counted(),
+        "methods": suite.methods(),
     }
     data["models"] = models
     data["entries"] = {

@@ -34,6 +34,8 @@ class ItemScore:
     """`namespace:point`, the id items are joined by across entries; None when it has none."""
     answer: Any = None
     gold: Any = None
+    folder: str = ""
+    """The eval folder (relative to the profile) whose records hold it."""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -54,9 +56,17 @@ def share(task: str, scores: dict[str, float]) -> float | None:
 
 
 def read_entry(
-    folder: Path, entry: str, namespace: str, tasks: set[str], point_key: str = "point"
+    folder: Path,
+    entry: str,
+    namespace: str,
+    tasks: set[str],
+    point_key: str = "point",
+    *,
+    shown: str = "",
 ) -> list[ItemScore]:
     """The scores of an eval folder's items of `tasks`, last record per (model, item) winning.
+
+    `shown`: the folder as a profile names it (`evals/climp+choice`), for links to its items.
 
     An item's grammar point is `namespace:` and its score record's `meta[point_key]`.
     """
@@ -85,6 +95,7 @@ def read_entry(
             point=f"{namespace}:{point}" if point not in (None, "") else None,
             answer=record.get("extracted"),
             gold=record.get("gold"),
+            folder=shown,
         )
         rows[row.model, task, row.item_id] = row
     return list(rows.values())

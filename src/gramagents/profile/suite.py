@@ -2,9 +2,12 @@
 
 A suite lists *entries*, each a build (a recipe run on a source) or a dataset (a file or folder
 read by an eval format), with the items per task its eval asks, and maps tasks to
-*competences*. Every key is checked: an unknown key, task or format, a task in two competences
-or one whose score is not a share of [0, 1] is one error line naming the file, the line and
-the field.
+*competences*. A competence is a list of tasks, or `{tasks: [...], methods: [...]}` naming the
+methods its minimal pairs may be asked by, in the order preferred (`loglik`: log-probabilities
+compared; `choice`: a forced choice in both orders, scored as `TASK-CHOICE`); the list form
+accepts `loglik` only. Every key is checked: an unknown key, task, format or method, a task in
+two competences or one whose score is not a share of [0, 1] is one error line naming the file,
+the line and the field.
 """
 
 from __future__ import annotations
@@ -12,14 +15,15 @@ from __future__ import annotations
 import difflib
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .. import resources
 from ..errors import InputError
 from ..sources import _text
 from ..tasks import get_task
+from ..tasks.registry import CHOICE_SUFFIX
 
 NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 """Entry names: they name folders of the profile (`builds/NAME`, `evals/NAME`)."""
@@ -83,6 +87,31 @@ class Entry(_Strict):
         return self.build.source if self.build is not None else self.dataset.path  # type: ignore[union-attr]
 
 
+Method = Literal["loglik", "choice"]
+
+
+class Competence(_Strict):
+    """What measures a competence: its tasks, and how their minimal pairs may be asked."""
+
+    tasks: list[str]
+    """The tasks whose items measure it."""
+    methods: list[Method] = Field(default_factory=lambda: ["loglik"], min_length=1)
+    """How its minimal-pair tasks may be asked, the preferred first: a profile uses the first
+    the model supports (`loglik` needs prompt log-probabilities; `choice` any model)."""
+
+    def pair_tasks(self) -> list[str]:
+        """Its minimal-pair tasks (scored by log-probabilities unless asked otherwise)."""
+        return [t for t in self.tasks if (spec := get_task(t)) and spec.mode == "loglikelihood"]
+
+    def counted(self) -> list[str]:
+        """Every task whose items count for it.
+
+        Its own, and the forced-choice forms of its minimal-pair tasks when it accepts `choice`.
+        """
+        extra = [t + CHOICE_SUFFIX for t in self.pair_tasks()] if "choice" in self.methods else []
+        return [*self.tasks, *extra]
+
+
 class Suite(_Strict):
     """A suite file."""
 
@@ -91,15 +120,31 @@ class Suite(_Strict):
     description: str = ""
     entries: dict[str, Entry] = Field(min_length=1)
     """Entry name to entry, in the order they are built and evaluated."""
-    competences: dict[str, list[str]] = Field(min_length=1)
-    """Competence to the tasks whose items measure it, in the order the profile shows them."""
+    competences: dict[str, Competence] = Field(min_length=1)
+    """Competence to what measures it (a list of tasks is its `tasks`), in the order the
+    profile shows them."""
     judges: list[str] = Field(default_factory=list)
     """The jury (model specs) that judges the suite's open answers when the command names
     none (`--judge`); empty: the eval's default."""
 
+    @field_validator("competences", mode="before")
+    @classmethod
+    def _lists_are_tasks(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: {"tasks": v} if isinstance(v, list) else v for k, v in value.items()}
+        return value
+
     def competence_of(self) -> dict[str, str]:
-        """Task to the competence it counts for."""
-        return {task: name for name, tasks in self.competences.items() for task in tasks}
+        """Task to the competence it counts for (forced-choice forms included)."""
+        return {task: name for name, c in self.competences.items() for task in c.counted()}
+
+    def counted(self) -> dict[str, list[str]]:
+        """Competence to every task whose items count for it (as profiles record it)."""
+        return {name: c.counted() for name, c in self.competences.items()}
+
+    def methods(self) -> dict[str, list[str]]:
+        """Competence to the methods its minimal pairs may be asked by (those that have some)."""
+        return {name: list(c.methods) for name, c in self.competences.items() if c.pair_tasks()}
 
 
 def suite_path(name_or_path: str) -> Path:
@@ -132,7 +177,9 @@ def entry_error(path: Path, name: str, message: str) -> InputError:
     return _at(path, data, lines, ("entries", name), message)
 
 
-_KEYS = sorted({k for m in (Suite, Entry, BuildSpec, DatasetSpec) for k in m.model_fields})
+_KEYS = sorted(
+    {k for m in (Suite, Entry, BuildSpec, DatasetSpec, Competence) for k in m.model_fields}
+)
 
 
 def _located(path: Path, data: Any, lines: dict[Any, int], exc: ValidationError) -> InputError:
@@ -175,21 +222,44 @@ def _check(suite: Suite, path: Path, data: Any, lines: dict[Any, int]) -> None:
                 f"unknown format '{entry.dataset.format}' (known: {', '.join(known_formats())})",
             )
     seen: dict[str, str] = {}
-    for competence, tasks in suite.competences.items():
-        if not tasks:
+    for competence, measured in suite.competences.items():
+        if not measured.tasks:
             raise _at(path, data, lines, ("competences", competence), "names no task")
-        for index, task in enumerate(tasks):
-            where = ("competences", competence, index)
-            problem = _task_problem(task, seen.get(task))
+        for index, task in enumerate(measured.tasks):
+            where = ("competences", competence, "tasks", index)
+            problem = _task_problem(task, seen.get(task), measured)
             if problem:
                 raise _at(path, data, lines, where, problem)
             seen[task] = competence
+        problem = _methods_problem(measured)
+        if problem:
+            raise _at(path, data, lines, ("competences", competence, "methods"), problem)
 
 
-def _task_problem(task: str, other: str | None) -> str | None:
+def _methods_problem(measured: Competence) -> str | None:
+    methods = measured.methods
+    if len(set(methods)) < len(methods):
+        return f"names a method twice ({', '.join(methods)})"
+    if methods != ["loglik"] and not measured.pair_tasks():
+        return (
+            "methods choose how minimal pairs are asked, and none of this competence's tasks "
+            "is a minimal-pair task"
+        )
+    return None
+
+
+def _task_problem(task: str, other: str | None, measured: Competence) -> str | None:
     spec = get_task(task)
     if spec is None:
         return f"unknown task '{task}'"
+    if spec.choice_of is not None:
+        return (
+            f"task '{task}' is the forced-choice form of {spec.choice_of}: name "
+            f"{spec.choice_of} and let the competence accept it (methods: [loglik, choice])"
+        )
+    if spec.mode == "loglikelihood" and "choice" in measured.methods:
+        if get_task(task + CHOICE_SUFFIX) is None:
+            return f"task '{task}' has no forced-choice form, so methods cannot name choice"
     if other is not None:
         return f"task '{task}' is already in the competence '{other}' (an item counts once)"
     if spec.headline in UNBOUNDED:

@@ -19,6 +19,7 @@ Section = Callable[[RunManifest, Summary], list[str]]
 SECTIONS: PartsOfKind[Section] = PartsOfKind("section")
 """Recipes' own report sections, report parts of kind `section` (markdown lines; none when the
 run has nothing of theirs)."""
+SECTIONS.announce("pair-methods", "gramagents.report.pair_methods")  # the engine's own
 
 
 def report_section(name: str, section: Section) -> Section:

@@ -107,5 +107,5 @@ def _paired(runs: list[Path]) -> str:
     from ..profile.compare import compare_folders
     from ..profile.markdown import paired_lines
 
-    comparisons = [c for c in compare_folders(runs) if c["n"]]
+    comparisons = [c for c in compare_folders(runs) if c["n"] or c.get("refused")]
     return "\n".join(paired_lines(comparisons)) + "\n" if comparisons else ""

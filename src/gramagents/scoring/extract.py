@@ -78,7 +78,13 @@ class ChainSpec:
 
 
 CHAINS: Registry[ChainSpec] = Registry("extraction chain")
-_SHARED = {"letter": "choice", "code": "choice", "tf": "truefalse", "tf-sequence": "truefalse"}
+_SHARED = {
+    "letter": "choice",
+    "code": "choice",
+    "tf": "truefalse",
+    "tf-sequence": "truefalse",
+    "pair-choice": "pair_choice",
+}
 for _name, _module in _SHARED.items():  # the engine's chains, by the module that makes them
     CHAINS.lazy(_name, f"gramagents.scoring.{_module}")
 

@@ -26,6 +26,7 @@ class ItemScore:
 ItemMetric = Callable[[Extraction, Any, Mapping[str, Any]], ItemScore]
 METRICS: Registry[ItemMetric] = Registry("metric")
 METRICS.lazy("pair", "gramagents.scoring.pairs:pair_accuracy")
+METRICS.lazy("pair-choice", "gramagents.scoring.pair_choice:choice_scores")
 
 
 def metric(name: str) -> Callable[[ItemMetric], ItemMetric]:

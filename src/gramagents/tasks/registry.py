@@ -38,9 +38,11 @@ class TaskSpec:
     random_baseline: Callable[[Item], float] | None = None
     """Expected score of a uniform random guess on an item, for the report's RANDOM row."""
     description: str = ""
-    mode: Literal["generate", "loglikelihood"] = "generate"
+    mode: Literal["generate", "loglikelihood", "choice"] = "generate"
     """`loglikelihood`: the item is a minimal pair (`vars.good`, `vars.bad`, optional
-    `vars.context`) scored by the model's log-probabilities, not by generated text."""
+    `vars.context`) scored by the model's log-probabilities, not by generated text.
+    `choice`: the same pair asked as a forced choice (`choice_form`), its template rendered
+    twice, the grammatical sentence first and then second."""
     conditioning: Conditioning = "spaced"
     """How a minimal pair's sentences are scored when neither `--conditioning` nor the items
     (`vars.conditioning`) say: `spaced` or `bare` (models/conditioning.py)."""
@@ -52,6 +54,10 @@ class TaskSpec:
     rubric: str | None = None
     """Id (or path) of the rubric a judge scores this task's answers with (`rubrics/`); the
     item's `meta.rubric` overrides it. Judged tasks score `judge_total` and `judge_pct`."""
+    choice_of: str | None = None
+    """For a forced-choice task: the minimal-pair task whose pairs it asks."""
+    prompt: str | None = None
+    """For a forced-choice task: the template (`prompts/`) its pairs are asked with."""
 
     def random_mean(self, items: list[Item]) -> float | None:
         """The mean random baseline over `items` (those with a finite one), if the task has one."""
@@ -72,6 +78,35 @@ TASKS: Registry[TaskSpec] = Registry("task")
 def task(spec: TaskSpec) -> TaskSpec:
     """Register a task."""
     return TASKS.register(spec.name, spec)
+
+
+CHOICE_SUFFIX = "-CHOICE"
+"""A forced-choice task is named after its minimal-pair task: `CLIMP` and `CLIMP-CHOICE`."""
+
+
+def choice_form(spec: TaskSpec, prompt: str, max_tokens: int = 48) -> TaskSpec:
+    """The forced-choice form of a minimal-pair task: the same pairs, asked with `prompt`.
+
+    Each pair is shown as two numbered sentences and the model asked which is acceptable,
+    once with the grammatical sentence first and once second (scoring/pair_choice.py). Its
+    scores go under their own name (`CLIMP-CHOICE`), never beside the log-probability scores.
+    `max_tokens` leaves room for a reply that gives the chosen sentence back.
+    """
+    if spec.mode != "loglikelihood":
+        raise ValueError(f"{spec.name} is not a minimal-pair task")
+    return TaskSpec(
+        name=spec.name + CHOICE_SUFFIX,
+        family=spec.family,
+        extractor="pair-choice",
+        metric="pair-choice",
+        params=GenParams(max_tokens=max_tokens),
+        random_baseline=constant(0.5),
+        description=f"{spec.name} asked as a forced choice, in both orders.",
+        mode="choice",
+        breakdowns=spec.breakdowns,
+        choice_of=spec.name,
+        prompt=prompt,
+    )
 
 
 def rubric_of(item: Item, tasks: dict[str, TaskSpec]) -> str | None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import GramagentsError
+from ..errors import GramagentsError, NoLoglikelihood, NothingToAsk
 from ..models import BackendSettings, Model, create_backend
 from ..models.base import Backend
 from ..progress import ProgressSink, SilentProgress
@@ -38,6 +38,7 @@ from .eval_manifest import EvalSetting, count, eval_manifest
 from .eval_resume import ItemInputs, check_resume
 from .eval_work import EvalContext
 from .pair_conditioning import pair_conditionings
+from .pair_methods import LOGLIK, apply_pair_methods, check_pairs
 from .selection import Selection, select_items
 
 if TYPE_CHECKING:
@@ -75,6 +76,12 @@ class EvalOptions:
     conditioning: str | None = None
     """How every minimal pair is scored (`spaced` or `bare`); None: as each task's items or
     the task itself say (pair_conditioning.py)."""
+    pairs: str = "loglik"
+    """How minimal pairs are asked: `loglik` (their log-probabilities compared) or `choice`
+    (which sentence is acceptable, in both orders; pair_methods.py)."""
+    pair_methods: dict[str, str] | None = None
+    """Per minimal-pair task, its own method (`loglik`, `choice`, or `none`: left out), over
+    `pairs`; a profile gives each model what it supports."""
     view: bool = True
     """Write the run viewer (`report.html` and `view/`) when the run ends."""
     resume_changed: ResumeChanged = "refuse"
@@ -190,6 +197,15 @@ def _read(dataset_path: str | Path, options: EvalOptions) -> tuple[Dataset, Sele
         dataset.digest = hashlib.sha256(
             (dataset.digest + file_hash(answers.path)).encode()
         ).hexdigest()
+    if options.pairs != LOGLIK and options.conditioning is not None:
+        raise GramagentsError(
+            "--conditioning: minimal pairs asked as a forced choice (--pairs choice) compare no "
+            "log-probabilities; leave it out"
+        )
+    default = check_pairs(options.pairs) if options.pair_methods is None else options.pairs
+    selection = apply_pair_methods(selection, default, options.pair_methods)
+    if not selection.items:
+        raise NothingToAsk(f"{dataset.path}: no item is left to ask (minimal pairs left out)")
     selection.conditioning = pair_conditionings(
         dataset, selection.items, selection.tasks, selection.pair_tasks, options.conditioning
     )
@@ -209,10 +225,10 @@ async def _open_backends(
     pair_tasks = selection.pair_tasks
     for backend in backends:
         if pair_tasks and not backend.supports_loglikelihood:
-            raise GramagentsError(
+            raise NoLoglikelihood(
                 f"--model '{backend.spec.label}': {', '.join(pair_tasks)} compare log-likelihoods, "
                 "which this backend does not give (local models and openai: servers with "
-                "/v1/completions do); leave those tasks out with another dataset, or use one"
+                "/v1/completions do); ask the pairs as a forced choice with --pairs choice"
             )
         await backend.check()
         if pair_tasks:

@@ -1,6 +1,7 @@
 """The eval graph: plan → answer (model → judge → score) per chunk → report.
 
-`plan` renders every item once (a chat request, or a minimal pair's two scoring requests)
+`plan` renders every item once (a chat request, or a minimal pair's two scoring requests or
+its two forced-choice requests)
 into its `ItemWork` (eval_work.py), asks the cache in one query which answers it already
 holds, and cuts the work into chunks (without the cache, each chunk renders its own items):
 answers the cache holds in large chunks (they cost no model time, only bookkeeping), the
@@ -29,6 +30,7 @@ from ..runtime.memory import collector_paused, keep_out_of_collection
 from .eval_judge import judge_answers
 from .eval_score import ChunkScorer
 from .eval_work import ChunkState, EvalContext, ItemWork, requests_of
+from .pair_methods import choice_requests
 
 CACHED_CHUNK = 1000
 """Items per chunk when the cache holds every answer of the chunk."""
@@ -68,6 +70,9 @@ def _render(items: list[Item], ctx: EvalContext) -> list[ItemWork]:
             work.append(ItemWork(item, pair=(good, bad)))
             continue
         template = templates[item.prompt.template]
+        if tasks[item.task].mode == "choice":
+            work.append(ItemWork(item, choice=choice_requests(item, template, params[item.task])))
+            continue
         request = ChatRequest(
             messages=template.render(variables),
             params=params[item.task],
@@ -97,8 +102,10 @@ async def plan(state: EvalState, config: RunnableConfig) -> dict[str, Any]:
         split = requests_of(work)
         chat_keys = model.chat_keys(split.chat_requests)
         pair_keys = model.likelihood_keys(split.pair_requests)
-    for entry, key in zip(split.chats, chat_keys, strict=True):
-        entry.keys = (key,)
+    at = 0
+    for entry in split.chats:
+        size = len(entry.chats())
+        entry.keys, at = tuple(chat_keys[at : at + size]), at + size
     for at, entry in enumerate(split.pairs):
         entry.keys = (pair_keys[2 * at], pair_keys[2 * at + 1])
     known = model.known([*chat_keys, *pair_keys])
@@ -130,7 +137,7 @@ async def generate(work: list[ItemWork], ctx: EvalContext, keyed: bool) -> None:
     split = requests_of(work)
     chats, pairs = split.chats, split.pairs
     requests, scored = split.chat_requests, split.pair_requests
-    chat_keys = [w.keys[0] for w in chats] if keyed else None
+    chat_keys = [k for w in chats for k in w.keys] if keyed else None
     pair_keys = [k for w in pairs for k in w.keys] if keyed else None
     answers: list[Generation] = []
     likelihoods: list[Loglikelihood] = []
@@ -143,8 +150,11 @@ async def generate(work: list[ItemWork], ctx: EvalContext, keyed: bool) -> None:
         answers = await model.generate(requests, keys=chat_keys)
     elif pairs:
         likelihoods = await model.loglikelihood(scored, keys=pair_keys)
-    for entry, generation in zip(chats, answers, strict=True):
-        entry.generation = generation
+    at = 0
+    for entry in chats:
+        size = len(entry.chats())
+        entry.answered(answers[at : at + size])
+        at += size
     for at, entry in enumerate(pairs):
         entry.likelihoods = (likelihoods[2 * at], likelihoods[2 * at + 1])
 

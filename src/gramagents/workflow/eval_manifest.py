@@ -45,6 +45,7 @@ class EvalSetting:
         inputs = {f"prompts/{name}": t.hash for name, t in self.templates.items()}
         inputs.update({f"rubrics/{r.id}": r.hash for r in self.rubrics.values()})
         inputs.update({f"conditioning/{t}": c for t, c in self.selection.conditioning.items()})
+        inputs.update({f"pairs/{t}": m for t, m in self.selection.pairs.items()})
         inputs.update({f"endpoint/{m}": e for m, e in self.endpoints().items()})
         if self.jury is not None:
             inputs[JUDGE_KEY] = self.jury.name
@@ -94,13 +95,27 @@ def eval_manifest(
             **({"sample": selection.sampling} if selection.sampling else {}),
         },
         tasks=selection.per_task,
-        conditioning={**(previous.conditioning if previous else {}), **selection.conditioning},
+        conditioning=_conditioning(previous, selection),
+        pairs={**(previous.pairs if previous else {}), **selection.pairs},
         random_baselines=selection.random_baselines,
         no_gold=selection.no_gold,
         judge=judge_block(setting.jury, []) if setting.jury is not None else None,
         changes=[*(previous.changes if previous else []), *changes],
         set_aside=previous.set_aside if previous else 0,
     )
+
+
+def _conditioning(previous: EvalManifest | None, selection: Selection) -> dict[str, str]:
+    """The earlier run's conditioning (its records keep it) and this run's.
+
+    None of a task whose pairs this run asks as a forced choice.
+    """
+    kept = {
+        task: how
+        for task, how in (previous.conditioning if previous else {}).items()
+        if selection.pairs.get(task, "loglik") == "loglik"
+    }
+    return {**kept, **selection.conditioning}
 
 
 def count(

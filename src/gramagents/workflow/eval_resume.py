@@ -2,12 +2,14 @@
 
 The inputs of an answer: the dataset (its hash), the prompt template an item is rendered with,
 for a judged item its rubric, the judge's prompt and the judges (the jury: its judges and
-its rule, as `Jury.name` writes them), for a minimal pair its task's
-conditioning, and the model's endpoint (a model's name leaves its endpoint out, so that a
-server restarted on another port is the same model: `ModelSpec.label`). The manifest keeps
-each as a flat key (`prompts/NAME`, `rubrics/ID`, `judge`, `conditioning/TASK`,
-`endpoint/MODEL`); a resume compares the manifest's with the run's own, and the keys of an item
-say whether a change touches its records.
+its rule, as `Jury.name` writes them), for a minimal pair its task's conditioning and how its
+pairs are asked (log-probabilities or a forced choice: both keep the pair's id, so the method
+tells their records apart), and the model's endpoint (a model's name leaves its endpoint out,
+so that a server restarted on another port is the same model: `ModelSpec.label`). The
+manifest keeps each as a flat key (`prompts/NAME`, `rubrics/ID`, `judge`, `conditioning/TASK`,
+`pairs/TASK`, `endpoint/MODEL`); a resume compares the manifest's with the run's own, and the
+keys of an item say whether a change touches its records. A manifest written before `pairs`
+was recorded asked its pairs by log-probability.
 
 Which items the run asks is an input too (`sample`: `--limit` and `--seed`, and how they
 sample): a resume that samples otherwise would leave the answers of items outside its sample
@@ -31,7 +33,7 @@ from ..tasks.registry import rubric_of
 
 JUDGE_KEY = "judge"
 SAMPLE_KEY = "sample"
-INPUT_PREFIXES = ("prompts/", "rubrics/", "conditioning/", "endpoint/")
+INPUT_PREFIXES = ("prompts/", "rubrics/", "conditioning/", "pairs/", "endpoint/")
 
 
 def endpoint_text(endpoint: str | None) -> str:
@@ -70,6 +72,8 @@ def manifest_inputs(manifest: EvalManifest) -> dict[str, str]:
     if manifest.dataset is not None:
         inputs.update(sample_inputs(manifest.dataset.get("sample")))
     inputs.update({f"conditioning/{t}": c for t, c in manifest.conditioning.items()})
+    inputs.update({f"pairs/{t}": "loglik" for t in manifest.conditioning})
+    inputs.update({f"pairs/{t}": m for t, m in manifest.pairs.items()})
     inputs.update({f"endpoint/{m}": e for m, e in manifest.endpoints.items()})
     if manifest.judge:
         inputs[JUDGE_KEY] = str(manifest.judge.get("model"))
@@ -112,8 +116,10 @@ class ItemInputs:
             return frozenset()
         spec = self._tasks[item.task]
         if spec.mode == "loglikelihood":
-            return frozenset({f"conditioning/{item.task}"})
+            return frozenset({f"conditioning/{item.task}", f"pairs/{item.task}"})
         keys = {f"prompts/{item.prompt.template}"}
+        if spec.choice_of is not None:
+            keys.add(f"pairs/{spec.choice_of}")
         rubric = rubric_of(item, self._tasks)
         if rubric is not None:
             keys.add(f"rubrics/{self._rubric_ids.get(rubric, rubric)}")

@@ -2,7 +2,8 @@
 
 A chat answer is read by its task's extraction chain (which sees the prompt that was sent, so
 that an echo of it is no answer) and scored by the task's metric, or by the judge's verdict for
-a judged task; a minimal pair's two log-likelihoods are its answer. An answer the model could
+a judged task; a minimal pair's two log-likelihoods are its answer, and a pair asked as a
+forced choice has its two replies read apart (scoring/pair_choice.py). An answer the model could
 not give, or one the judge could not be reached for, is recorded without a score, to be asked
 (or judged) again when the run is resumed.
 """
@@ -10,9 +11,10 @@ not give, or one the judge could not be reached for, is recorded without a score
 from __future__ import annotations
 
 from ..judging.verdict import JuryVerdict
-from ..records import ResponseRecord, ScoreRecord
+from ..records import Generation, ResponseRecord, ScoreRecord
 from ..scoring.extract import Extraction, extract
 from ..scoring.metrics import ItemScore, score_item
+from ..scoring.pair_choice import ORDERS, order_meta, order_vars, pair_reading
 from .eval_work import EvalContext, ItemWork, LikelihoodPair
 
 SCORE_META_KEYS = ("point", "name", "category", "level", "language", "position")
@@ -49,6 +51,8 @@ class ChunkScorer:
         item, generation, request = entry.item, entry.generation, entry.request
         if entry.likelihoods is not None:
             return self._pair_response(entry, entry.likelihoods)
+        if entry.replies is not None:
+            return self._choice_response(entry, entry.replies)
         assert generation is not None and request is not None
         text = None if generation.error else generation.text
         known = {**item.prompt.vars, **item.meta}
@@ -90,6 +94,47 @@ class ChunkScorer:
             rule=extraction.rule,
             cached=good.cached and bad.cached,
             logprobs=value,
+        )
+
+    def _choice_response(self, entry: ItemWork, replies: tuple[Generation, ...]) -> ResponseRecord:
+        """A pair asked as a forced choice: each order's reply read, and the pair's answer."""
+        item, chats = entry.item, entry.chats()
+        error = next((g.error for g in replies if g.error), None)
+        readings = [
+            extract(
+                self.tasks[item.task].extractor,
+                None if error else g.text,
+                order_meta(order_vars(item.prompt.vars, order)),
+                request.messages,
+            )
+            for g, request, order in zip(replies, chats, ORDERS, strict=True)
+        ]
+        extraction = entry.extraction = pair_reading(readings)
+        return ResponseRecord(
+            model=self.label,
+            item_id=item.id,
+            task=item.task,
+            raw=None,
+            extracted=extraction.value,
+            rule=extraction.rule,
+            invalid_reason=extraction.reason if error is None else None,
+            latency_s=round(sum(g.latency_s for g in replies), 4),
+            cached=all(g.cached for g in replies),
+            error=error,
+            prompt_hash=chats[0].prompt_hash,
+            choices=[
+                {
+                    "order": order,
+                    "raw": None if error else g.text,
+                    "extracted": r.value,
+                    "chose": chose,
+                    "rule": r.rule,
+                    "invalid_reason": r.reason,
+                }
+                for g, r, order, chose in zip(
+                    replies, readings, ORDERS, extraction.value, strict=True
+                )
+            ],
         )
 
     def score_record(self, entry: ItemWork, response: ResponseRecord) -> ScoreRecord:

@@ -1,10 +1,10 @@
 """What the eval graph carries: one typed record of work per item, and the run's context.
 
-An `ItemWork` follows its item through a chunk: the rendered request (a chat request, or a
-minimal pair's two scoring requests) and its cache keys, then the model's answer, the judge's
-verdict, the extraction and the score. It is a plain slots dataclass, not a validated model:
-the graph makes one per item, and validating each would cost the eval more than the graph
-itself (bench/graph.py).
+An `ItemWork` follows its item through a chunk: the rendered request (a chat request, a
+minimal pair's two scoring requests, or its two forced-choice requests) and its cache keys,
+then the model's answer, the judge's verdict, the extraction and the score. It is a plain
+slots dataclass, not a validated model: the graph makes one per item, and validating each
+would cost the eval more than the graph itself (bench/graph.py).
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 ScoringPair = tuple[LoglikelihoodRequest, LoglikelihoodRequest]
 """A minimal pair's two scoring requests: the good sentence's, then the bad one's."""
 LikelihoodPair = tuple[Loglikelihood, Loglikelihood]
+ChoicePair = tuple[ChatRequest, ChatRequest]
+"""A minimal pair asked as a forced choice: the grammatical sentence shown first, then second."""
 
 
 @dataclass(slots=True)
@@ -40,9 +42,13 @@ class ItemWork:
     """The chat request (None for a minimal pair)."""
     pair: ScoringPair | None = None
     """A minimal pair's scoring requests (None for a chat request)."""
+    choice: ChoicePair | None = None
+    """A minimal pair's forced-choice requests, in both orders."""
     keys: tuple[str, ...] = ()
     """The requests' cache keys, when the plan asked the cache (one per request)."""
     generation: Generation | None = None
+    replies: tuple[Generation, ...] | None = None
+    """The answers to the forced-choice requests, in their order."""
     likelihoods: LikelihoodPair | None = None
     verdict: JuryVerdict | None = None
     """The rubric judges' verdicts (judged tasks only)."""
@@ -55,8 +61,21 @@ class ItemWork:
         The plan's work lives as long as the run (the graph keeps what it fanned out); the
         answers must not.
         """
-        self.generation = self.likelihoods = self.verdict = None
+        self.generation = self.likelihoods = self.verdict = self.replies = None
         self.extraction = self.score = None
+
+    def chats(self) -> tuple[ChatRequest, ...]:
+        """The item's chat requests: its one request, its forced-choice pair, or none."""
+        if self.request is not None:
+            return (self.request,)
+        return self.choice or ()
+
+    def answered(self, generations: list[Generation]) -> None:
+        """Take the answers to `chats()`, in order."""
+        if self.request is not None:
+            self.generation = generations[0]
+        else:
+            self.replies = tuple(generations)
 
 
 @dataclass(slots=True)
@@ -65,6 +84,7 @@ class Requests:
 
     chats: list[ItemWork] = field(default_factory=list)
     chat_requests: list[ChatRequest] = field(default_factory=list)
+    """One per chat item, two per forced-choice pair, in the order of `chats`."""
     pairs: list[ItemWork] = field(default_factory=list)
     pair_requests: list[LoglikelihoodRequest] = field(default_factory=list)
     """Two per pair, the good sentence's first."""
@@ -74,9 +94,10 @@ def requests_of(work: list[ItemWork]) -> Requests:
     """The chat requests and the scoring requests of `work`, in order."""
     split = Requests()
     for entry in work:
-        if entry.request is not None:
+        asked = entry.chats()
+        if asked:
             split.chats.append(entry)
-            split.chat_requests.append(entry.request)
+            split.chat_requests.extend(asked)
         elif entry.pair is not None:
             split.pairs.append(entry)
             split.pair_requests.extend(entry.pair)

@@ -54,7 +54,8 @@ class Selection:
     templates: dict[str, PromptTemplate]
     """Prompt templates the items use, by name (sorted), each loaded once for the run."""
     pair_tasks: list[str]
-    """Tasks that compare log-likelihoods, sorted."""
+    """Tasks that compare log-likelihoods, sorted (after pair_methods.py: those still asked
+    so)."""
     rubrics: list[str]
     """Rubrics the judged items' answers are scored with, sorted."""
     no_gold: dict[str, int]
@@ -62,6 +63,8 @@ class Selection:
     random_baselines: dict[str, float]
     conditioning: dict[str, str] = field(default_factory=dict)
     """Per minimal-pair task, how its sentences are scored (pair_conditioning.py)."""
+    pairs: dict[str, str] = field(default_factory=dict)
+    """Per minimal-pair task, how its pairs are asked: `loglik` or `choice` (pair_methods.py)."""
     sampling: dict[str, Any] | None = None
     """How `--limit` sampled (limit, seed, method), for the manifest; None without a limit."""
 

@@ -7,7 +7,8 @@ Banks built from the accepted pairs of every grammar item:
 - `GEC-GUIDED`: the same with the grammar-item-guided prompt (second row);
 - `GEC-PAIR`: the pair as a minimal pair scored by log-likelihood (local models, or servers
   with prompt log-probabilities), with the conditioning the recipe names (`conditioning`,
-  default `spaced`: lm-eval's BLiMP tasks').
+  default `spaced`: lm-eval's BLiMP tasks'); with `eval --pairs choice`, `GEC-PAIR-CHOICE`
+  asks it as a forced choice instead (`pairs/choice.en.md`), for any model.
 
 Corrections are scored in M2 (ERRANT edits, span-based correction) against the Step 2
 reference (annotator 0) and the Step 3 references (annotators 1+): per grammar item,
@@ -18,7 +19,7 @@ items (Table 3); per-item recall (Table 4); targeted recall with the Step 2 refe
 
 from __future__ import annotations
 
-from ...api import GenParams, TaskSpec, constant, task
+from ...api import GenParams, TaskSpec, choice_form, constant, task
 from .aggregate import aggregate_m2
 
 FAMILY = "gec"
@@ -40,7 +41,7 @@ for _name, _text in (
             description=_text,
         )
     )
-task(
+PAIR = task(
     TaskSpec(
         name="GEC-PAIR",
         family=FAMILY,
@@ -53,3 +54,4 @@ task(
         description="Is the Step 2 correction likelier than the ungrammatical sentence?",
     )
 )
+task(choice_form(PAIR, "pairs/choice.en.md"))

@@ -1,6 +1,7 @@
 """What the item browser shows of each item: its list row, its full record and its filters.
 
-For an eval, every model's answer: the raw output, the extraction rule and value, the score,
+For an eval, every model's answer: the raw output (of a minimal pair asked as a forced choice,
+the reply in each order and the sentence it chose), the extraction rule and value, the score,
 latency, whether it came from the cache, and the rubric judge's verdict per dimension. The
 prompt is rendered again from the item with the run's template (the same rendering the eval
 did); when the template file changed since the run, its hash differs from the one each
@@ -19,6 +20,7 @@ from pydantic_core import to_json
 from ...errors import GramagentsError
 from ...records import Item
 from ...report.summary import DEFAULT_BREAKDOWNS, SummaryBuilder
+from ...scoring.pair_choice import ORDERS, order_vars
 from ...tasks import TaskSpec, get_task
 from ...templates import PromptTemplate, load_prompt
 from .join import FAILURE, RESPONSE, SCORE, JoinedItem, stream_items
@@ -172,15 +174,25 @@ class Presenter:
             self._templates[name] = template
         if isinstance(template, str):
             return {"template": name, "error": template, "vars": trim(variables)}
+        orders = ORDERS if spec is not None and spec.mode == "choice" else ("",)
         try:
-            messages = template.render(variables)
+            shown = [
+                {
+                    "order": order,
+                    "messages": [
+                        {"role": m.role, "content": trim(m.content)}
+                        for m in template.render(
+                            order_vars(variables, order) if order else variables
+                        )
+                    ],
+                }
+                for order in orders
+            ]
         except GramagentsError as exc:
             return {"template": name, "error": str(exc), "vars": trim(variables)}
-        return {
-            "template": name,
-            "hash": template.hash,
-            "messages": [{"role": m.role, "content": trim(m.content)} for m in messages],
-        }
+        if len(shown) > 1:  # a minimal pair asked as a forced choice: both orders
+            return {"template": name, "hash": template.hash, "orders": shown}
+        return {"template": name, "hash": template.hash, "messages": shown[0]["messages"]}
 
     def rubric_points(self, rubric: str) -> dict[str, float]:
         """Points of each dimension of a rubric (empty when it cannot be found now)."""
@@ -217,6 +229,8 @@ class Presenter:
         }
         if response.get("logprobs"):
             shown["logprobs"] = response["logprobs"]
+        if response.get("choices"):
+            shown["choices"] = trim(response["choices"])
         if details:
             shown["details"] = trim(details)
         if judge:

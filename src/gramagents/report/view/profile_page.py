@@ -114,7 +114,7 @@ def _weakest(data: dict[str, Any]) -> str:
 
 def _examples(examples: list[dict[str, Any]]) -> str:
     return "<br>".join(
-        f'<a href="evals/{escape(e["entry"])}/report.html#items">'
+        f'<a href="{escape(e.get("eval") or "evals/" + e["entry"])}/report.html#items">'
         f"{escape(e['entry'])}/{escape(e['item_id'])}</a> {escape(_text(e['answer']))} "
         f"({escape(_text(e['gold']))})"
         for e in examples

@@ -330,6 +330,13 @@
     for (const message of prompt.messages || []) {
       parts.push(el("div", { class: "message " + message.role }, el("span", { class: "role" }, message.role), pre(message.content)));
     }
+    for (const shown of prompt.orders || []) {
+      parts.push(el("h5", {}, shown.order === "good-first" ? "Grammatical sentence first" : "Grammatical sentence second"));
+      for (const message of shown.messages) {
+        parts.push(el("div", { class: "message " + message.role }, el("span", { class: "role" }, message.role), pre(message.content)));
+      }
+    }
+    if (prompt.orders) parts.push(el("p", { class: "muted" }, "Asked as a forced choice, in both orders: right in an order when the reply names the grammatical sentence."));
     parts.push(el("p", { class: "muted small" }, "template " + prompt.template));
     return parts;
   }
@@ -366,6 +373,11 @@
       ]));
     if (changed) card.append(el("p", { class: "warn small" }, "The template changed since this answer: the prompt above is rendered from the current file."));
     if (answer.logprobs) card.append(kv(Object.entries(answer.logprobs).map(([k, v]) => [k, fmt(v)])));
+    for (const choice of answer.choices || []) {
+      card.append(el("h5", {}, choice.order === "good-first" ? "grammatical sentence first" : "grammatical sentence second"));
+      if (choice.raw !== null && choice.raw !== undefined) card.append(pre(choice.raw, "raw"));
+      card.append(kv([["read as", choice.extracted === null ? "— (nothing readable)" : show(choice.extracted)], ["chose", choice.chose], ["rule", choice.rule], ["invalid because", choice.invalid_reason]]));
+    }
     if (answer.judge) card.append(judgeView(answer.judge));
     if (answer.details) card.append(el("details", {}, el("summary", {}, "scoring details"), pre(JSON.stringify(answer.details, null, 2))));
     return card;
