@@ -23,7 +23,7 @@ from .cli_runtime import (
     standalone,
 )
 from .errors import GramagentsError
-from .redact import redact
+from .redact import redact_command
 
 if TYPE_CHECKING:
     from .workflow.eval import EvalResult
@@ -122,7 +122,7 @@ ResumeChanged = Annotated[
 
 def _command() -> list[str]:
     """The command line as runs record it: credentials in it masked."""
-    return [redact(arg) for arg in sys.argv]
+    return redact_command(sys.argv)
 
 
 def _say(text: str) -> None:

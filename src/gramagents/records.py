@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
+
+from .redact import redact
 
 
 class Record(BaseModel):
@@ -383,6 +385,15 @@ class ManifestBase(Record):
     set_aside: int = 0
     """Record lines moved to `set-aside.jsonl` (corrupt, repeated, out of step, or made under
     changed inputs), in all."""
+
+    @field_serializer("command", "models")
+    def _masked_list(self, values: list[str]) -> list[str]:
+        """Written with every credential masked, however the manifest was filled."""
+        return [redact(value) for value in values]
+
+    @field_serializer("reason")
+    def _masked_reason(self, reason: str | None) -> str | None:
+        return None if reason is None else redact(reason)
 
 
 class BuildManifest(ManifestBase):

@@ -22,12 +22,14 @@ completion, or a body cut off before its announced length).
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 HTTP_CLIENTS = ("aiohttp", "httpx")
 
@@ -160,6 +162,23 @@ def http_client(kind: str, timeout: float, connections: int) -> Any:
     return factory(timeout=timeout, limits=limits)
 
 
+def url_credentials(url: str) -> tuple[str, dict[str, str]]:
+    """The URL without its `user:password@`, and the header that carries them instead.
+
+    HTTP clients disagree about credentials in a URL (httpx sends them as basic auth, aiohttp
+    refuses them beside the SDK's own `Authorization` header): the URL is given to none of
+    them with its userinfo, and the credentials travel as a basic-auth header (which takes the
+    place of the bearer key) with every client alike.
+    """
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, {}
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
+    return urlunsplit(parts._replace(netloc=host)), {"Authorization": f"Basic {token}"}
+
+
 class SdkTransport:
     """Requests through the openai SDK's `AsyncOpenAI`, without its retries."""
 
@@ -168,13 +187,15 @@ class SdkTransport:
     ) -> None:
         import openai
 
+        url, self.headers = url_credentials(base_url)
         self.http = http_client(http, timeout, connections)
         self.sdk = openai.AsyncOpenAI(
-            base_url=base_url,
+            base_url=url,
             api_key=api_key,
             max_retries=0,
             timeout=timeout,
             http_client=self.http,
+            default_headers=self.headers or None,
         )
 
     async def post(self, path: str, payload: dict[str, Any]) -> Any:
@@ -223,11 +244,12 @@ class LangchainTransport(SdkTransport):
         super().__init__(base_url, api_key, timeout, connections, http)
         self.chat = ChatOpenAI(
             model=model,
-            base_url=base_url,
+            base_url=url_credentials(base_url)[0],
             api_key=SecretStr(api_key),
             max_retries=0,
             timeout=timeout,
             http_async_client=self.http,
+            default_headers=self.headers or None,
         )
 
     async def send(self, payload: dict[str, Any]) -> Reply:

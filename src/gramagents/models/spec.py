@@ -128,6 +128,17 @@ def parse_spec(raw: str) -> ModelSpec:
     return ModelSpec(raw=text, backend=backend, target=target, base_url=base_url, options=options)
 
 
+def spec_label(raw: str) -> str:
+    """The name a spec is written under (`ModelSpec.label`).
+
+    A spec that does not parse is written as it is, redacted.
+    """
+    try:
+        return parse_spec(raw).label
+    except SpecError:
+        return redact(raw)
+
+
 def decoding_overrides(spec: ModelSpec) -> dict[str, float | int]:
     """The decoding options of a spec, checked (a bad value is a SpecError)."""
     overrides: dict[str, float | int] = {}

@@ -82,6 +82,10 @@ class FakeChatServer:
     model: str = "fake"
     api_key: str | None = None
     """When set, `GET /v1/models` answers 401 to any other bearer key."""
+    basic_auth: tuple[str, str] | None = None
+    """(user, password): when set, every request without them as basic auth answers 401."""
+    authorizations: Counter[str] = field(default_factory=Counter)
+    """`Authorization` headers received, by value."""
     faults: deque[Fault] = field(default_factory=deque)
     plan: FaultPlan | None = None
     """Fails a seeded fraction of the requests that no injected fault is queued for."""
@@ -120,6 +124,7 @@ class FakeChatServer:
             self.seen.clear()
             self.faults.clear()
             self.completion_bodies.clear()
+            self.authorizations.clear()
             self.max_in_flight = 0
             self.plan = plan
 
@@ -174,7 +179,7 @@ class FakeChatServer:
 
         loop = asyncio.new_event_loop()
         self._loop = loop
-        app = web.Application()
+        app = web.Application(middlewares=[self._authorize])
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/v1/completions", self._completions)
@@ -196,6 +201,24 @@ class FakeChatServer:
             loop.close()
 
     # -- handlers ----------------------------------------------------------------------------
+
+    @property
+    def _authorize(self) -> Any:
+        """Middleware: count the `Authorization` header; refuse it if not `basic_auth`'s."""
+        from aiohttp import BasicAuth, web
+
+        @web.middleware
+        async def authorize(request: Any, handler: Any) -> Any:
+            header = request.headers.get("Authorization", "")
+            with self._lock:
+                self.authorizations[header] += 1
+            if self.basic_auth is not None and header != BasicAuth(*self.basic_auth).encode():
+                return web.json_response(
+                    {"error": {"message": "invalid credentials", "type": "auth"}}, status=401
+                )
+            return await handler(request)
+
+        return authorize
 
     async def _models(self, request: Any) -> Any:
         from aiohttp import web
