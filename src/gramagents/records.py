@@ -276,7 +276,10 @@ class ResponseRecord(Record):
     task: str
     sample: int = 0
     raw: str | None
-    """The model's raw output (None when the request failed)."""
+    """The model's raw output (None when the request failed), its first `raw_chars` characters
+    only when it was longer than a record keeps (workflow/eval_score.py)."""
+    raw_chars: int | None = None
+    """The whole output's length in characters, when `raw` keeps only its start."""
     extracted: Any = None
     """The answer extracted from `raw`, or None when invalid."""
     rule: str | None = None

@@ -7,8 +7,10 @@ request it receives, by what it did with it (`counts`: `answered` or the fault's
 
 Faults come two ways: `inject` queues faults for the next requests (HTTP 429 with
 `Retry-After`, 500, 503, 401, a slow answer, a connection reset or closed, a truncated body,
-malformed JSON, output that fails the response schema), and a `FaultPlan` (testing/faults.py)
-fails a seeded fraction of all requests with kinds drawn from those. With an `ssl_context` it
+malformed JSON, output that fails the response schema, a body that drips a byte at a time, an
+answer of 20 MB), and a `FaultPlan` (testing/faults.py) fails a seeded fraction of all
+requests with kinds drawn from those. `drip_s` and `reply_bytes` make every answer drip, or
+every answer that large. `basic_auth` makes it require credentials. With an `ssl_context` it
 speaks HTTPS. It listens on 127.0.0.1 only.
 
 Given a `scorer` (testing/prompt_scorer.py, e.g. `ModelScorer.embedded()`), it also answers
@@ -102,6 +104,11 @@ class FakeChatServer:
     """A `ModelScorer` that answers `/v1/completions`; none: that endpoint answers 404."""
     prompt_logprobs: bool = True
     """False: completions come back with `logprobs: null`, as from a server without echo."""
+    drip_s: float = 0.0
+    """Above 0: every chat answer's body is sent one byte at a time, this many seconds apart."""
+    reply_bytes: int = 0
+    """Above 0: every chat answer is a completion this many bytes long (its content padded),
+    sent in chunks without a Content-Length."""
     completion_bodies: list[dict[str, Any]] = field(default_factory=list)
     """Bodies of the completions requests received so far."""
     _in_flight: int = 0
@@ -264,6 +271,12 @@ class FakeChatServer:
             if fault is not None:
                 return await self._fault(fault, request, body)
             text = self.responder(body)
+            if self.reply_bytes:
+                return await _oversized(
+                    request, _completion(body, text, self.model), self.reply_bytes
+                )
+            if self.drip_s:
+                return await _drip(request, _completion(body, text, self.model), self.drip_s)
             return web.json_response(_completion(body, text, self.model))
         finally:
             with self._lock:
@@ -320,6 +333,14 @@ class FakeChatServer:
             return web.json_response(_completion(body, INVALID_OUTPUT, self.model))
         if kind == "truncated":
             return await _truncated(request, _completion(body, self.responder(body), self.model))
+        if kind == "drip":
+            return await _drip(
+                request, _completion(body, self.responder(body), self.model), fault.drip_s
+            )
+        if kind == "oversized":
+            return await _oversized(
+                request, _completion(body, self.responder(body), self.model), fault.size
+            )
         if kind in ("reset", "disconnect"):
             _drop(request, reset=kind == "reset")
             return web.Response(status=500)
@@ -354,6 +375,44 @@ async def _truncated(request: Any, payload: dict[str, Any]) -> Any:
     await response.prepare(request)
     await response.write(data[: len(data) // 2])
     _drop(request, reset=False)
+    return response
+
+
+async def _drip(request: Any, payload: dict[str, Any], every: float) -> Any:
+    """Send a whole, well-formed body, one byte every `every` seconds."""
+    from aiohttp import web
+
+    data = json.dumps(payload).encode()
+    response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+    response.content_length = len(data)
+    await response.prepare(request)
+    for at in range(len(data)):
+        await response.write(data[at : at + 1])
+        await asyncio.sleep(every)
+    await response.write_eof()
+    return response
+
+
+async def _oversized(request: Any, payload: dict[str, Any], size: int) -> Any:
+    """Send `payload` with its content padded to make the body `size` bytes.
+
+    In 64 KiB chunks and without a Content-Length, so a client learns the size only by reading.
+    """
+    from aiohttp import web
+
+    payload["choices"][0]["message"]["content"] += "\0"  # where the padding goes
+    head, tail = json.dumps(payload).encode().rsplit(b"\\u0000", 1)
+    response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+    response.enable_chunked_encoding()
+    await response.prepare(request)
+    await response.write(head)
+    left = max(0, size - len(head) - len(tail))
+    block = b"x" * 65536
+    while left > 0:
+        await response.write(block[: min(left, len(block))])
+        left -= len(block)
+    await response.write(tail)
+    await response.write_eof()
     return response
 
 
@@ -439,6 +498,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--hang", type=float, default=2.0)
     parser.add_argument("--retry-after", type=float, default=0.1)
+    parser.add_argument("--drip", type=float, default=0.0, help="seconds between body bytes")
+    parser.add_argument("--reply-bytes", type=int, default=0, help="pad every answer to N bytes")
     args = parser.parse_args()
     answer = args.answer
     plan = None
@@ -451,7 +512,12 @@ def main() -> None:
             hang_s=args.hang,
         )
     server = FakeChatServer(
-        responder=lambda body: answer, delay=args.delay, port=args.port, plan=plan
+        responder=lambda body: answer,
+        delay=args.delay,
+        port=args.port,
+        plan=plan,
+        drip_s=args.drip,
+        reply_bytes=args.reply_bytes,
     )
     if args.embedded:
         from .prompt_scorer import ModelScorer
