@@ -30,9 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import ssl
-import struct
 import threading
 import time
 from collections import Counter, deque
@@ -41,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import MissingDependency
+from .fault_replies import drip, drop, error_response, oversized, truncated
 from .faults import INVALID_OUTPUT, PLAN_KINDS, Fault, FaultPlan, body_digest, wants_structured
 
 __all__ = [
@@ -272,11 +271,11 @@ class FakeChatServer:
                 return await self._fault(fault, request, body)
             text = self.responder(body)
             if self.reply_bytes:
-                return await _oversized(
+                return await oversized(
                     request, _completion(body, text, self.model), self.reply_bytes
                 )
             if self.drip_s:
-                return await _drip(request, _completion(body, text, self.model), self.drip_s)
+                return await drip(request, _completion(body, text, self.model), self.drip_s)
             return web.json_response(_completion(body, text, self.model))
         finally:
             with self._lock:
@@ -323,7 +322,7 @@ class FakeChatServer:
 
         kind = fault.kind
         if kind in ("429", "401", "500", "503"):
-            return _error_response(kind, fault.retry_after)
+            return error_response(kind, fault.retry_after)
         if kind in ("slow", "timeout"):
             await asyncio.sleep(fault.hang_s)
             return web.json_response({"error": {"message": "too late"}}, status=504)
@@ -332,100 +331,19 @@ class FakeChatServer:
         if kind == "invalid":
             return web.json_response(_completion(body, INVALID_OUTPUT, self.model))
         if kind == "truncated":
-            return await _truncated(request, _completion(body, self.responder(body), self.model))
+            return await truncated(request, _completion(body, self.responder(body), self.model))
         if kind == "drip":
-            return await _drip(
+            return await drip(
                 request, _completion(body, self.responder(body), self.model), fault.drip_s
             )
         if kind == "oversized":
-            return await _oversized(
+            return await oversized(
                 request, _completion(body, self.responder(body), self.model), fault.size
             )
         if kind in ("reset", "disconnect"):
-            _drop(request, reset=kind == "reset")
+            drop(request, reset=kind == "reset")
             return web.Response(status=500)
         raise ValueError(f"unknown fault {kind}")
-
-
-def _error_response(status: str, retry_after: float | None) -> Any:
-    from aiohttp import web
-
-    messages = {
-        "429": ("rate limited", "rate_limit"),
-        "401": ("invalid key", "auth"),
-        "500": ("server error", "server"),
-        "503": ("overloaded", "server"),
-    }
-    message, kind = messages[status]
-    headers = {}
-    if status == "429" and retry_after is not None:
-        headers["Retry-After"] = f"{retry_after:g}"
-    return web.json_response(
-        {"error": {"message": message, "type": kind}}, status=int(status), headers=headers
-    )
-
-
-async def _truncated(request: Any, payload: dict[str, Any]) -> Any:
-    """Promise the whole body in Content-Length, send half of it and close the connection."""
-    from aiohttp import web
-
-    data = json.dumps(payload).encode()
-    response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
-    response.content_length = len(data)
-    await response.prepare(request)
-    await response.write(data[: len(data) // 2])
-    _drop(request, reset=False)
-    return response
-
-
-async def _drip(request: Any, payload: dict[str, Any], every: float) -> Any:
-    """Send a whole, well-formed body, one byte every `every` seconds."""
-    from aiohttp import web
-
-    data = json.dumps(payload).encode()
-    response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
-    response.content_length = len(data)
-    await response.prepare(request)
-    for at in range(len(data)):
-        await response.write(data[at : at + 1])
-        await asyncio.sleep(every)
-    await response.write_eof()
-    return response
-
-
-async def _oversized(request: Any, payload: dict[str, Any], size: int) -> Any:
-    """Send `payload` with its content padded to make the body `size` bytes.
-
-    In 64 KiB chunks and without a Content-Length, so a client learns the size only by reading.
-    """
-    from aiohttp import web
-
-    payload["choices"][0]["message"]["content"] += "\0"  # where the padding goes
-    head, tail = json.dumps(payload).encode().rsplit(b"\\u0000", 1)
-    response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
-    response.enable_chunked_encoding()
-    await response.prepare(request)
-    await response.write(head)
-    left = max(0, size - len(head) - len(tail))
-    block = b"x" * 65536
-    while left > 0:
-        await response.write(block[: min(left, len(block))])
-        left -= len(block)
-    await response.write(tail)
-    await response.write_eof()
-    return response
-
-
-def _drop(request: Any, reset: bool) -> None:
-    """Close the request's connection now; with `reset`, as a TCP reset (RST, no FIN)."""
-    transport = request.transport
-    if transport is None:
-        return
-    if reset:
-        sock = transport.get_extra_info("socket")
-        if sock is not None:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    transport.abort()
 
 
 def _completion(body: dict[str, Any], text: str, model: str) -> dict[str, Any]:
