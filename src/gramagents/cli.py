@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Coroutine
 from enum import Enum
@@ -17,9 +16,11 @@ from .cli_runtime import (
     apply_threads,
     fail,
     format_help,
+    leave_now,
     limit_help,
     may_name_a_recipe_command,
     progress_display,
+    run_command,
     standalone,
 )
 from .errors import GramagentsError
@@ -129,11 +130,17 @@ def _say(text: str) -> None:
     out.print(text, soft_wrap=True, markup=False, highlight=False)
 
 
-def _run(coroutine: Coroutine[Any, Any, T]) -> T:
+def _run(coroutine: Coroutine[Any, Any, T], graceful: bool = False) -> T:
+    """Run a command's coroutine; Ctrl-C or SIGTERM stops it (`run_command`)."""
+    from .runtime.interrupt import Interrupted
+
     try:
-        return asyncio.run(coroutine)
+        return run_command(coroutine, graceful=graceful)
     except GramagentsError as exc:
         raise fail(exc) from None
+    except Interrupted:  # stopped by a signal, the run folder settled and let go
+        print("interrupted; re-run the same command to resume", file=sys.stderr)
+        leave_now(130)
     except KeyboardInterrupt:
         print("interrupted; re-run the same command to resume", file=sys.stderr)
         raise typer.Exit(130) from None
@@ -262,7 +269,7 @@ def evaluate(
         conditioning=conditioning,
         resume_changed=resume_changed.value,
     )
-    result = _run(run_eval(dataset, options, progress_display(err)))
+    result = _run(run_eval(dataset, options, progress_display(err)), graceful=True)
     _say_eval(result)
     if result.manifest.status != "complete":
         raise typer.Exit(1)
@@ -275,6 +282,7 @@ def _say_eval(result: EvalResult) -> None:
     _say(
         f"{manifest.status}: {counts.items} answers, {counts.requests_sent} requests sent, "
         f"{counts.cache_hits} cache hits, {counts.invalid} invalid, {counts.failed} failed"
+        + (f", {counts.not_asked} not asked" if counts.not_asked else "")
         + by_judge
     )
     page = result.folder.file("report.html")

@@ -233,6 +233,9 @@ class Generation(Record):
     """Served from the response cache."""
     error: str | None = None
     """Set when the request failed after its retries; such results are never cached."""
+    interrupted: bool = Field(default=False, exclude=True)
+    """Not answered: the command was stopped first (runtime/interrupt.py). Never cached or
+    recorded; the request is asked when the run is resumed."""
 
 
 Conditioning = Literal["spaced", "bare"]
@@ -263,6 +266,8 @@ class Loglikelihood(Record):
     greedy: bool
     """Whether every continuation token was the argmax."""
     cached: bool = False
+    interrupted: bool = Field(default=False, exclude=True)
+    """Not scored: the command was stopped first (as `Generation.interrupted`)."""
 
 
 # --- run records ------------------------------------------------------------------------------
@@ -334,6 +339,11 @@ class Counts(Record):
     cache_hits: int = 0
     invalid: int = 0
     failed: int = 0
+    """Answers (of the items in scope) whose request failed, or whose judge could not be
+    reached, in this run."""
+    not_asked: int = 0
+    """Answers of the items in scope neither made nor failed: not reached before the command
+    stopped (interrupted, or stopped by an error); the resumed run asks them."""
 
     def __add__(self, other: Counts) -> Counts:
         return Counts(
@@ -342,6 +352,7 @@ class Counts(Record):
             cache_hits=self.cache_hits + other.cache_hits,
             invalid=self.invalid + other.invalid,
             failed=self.failed + other.failed,
+            not_asked=self.not_asked + other.not_asked,
         )
 
 

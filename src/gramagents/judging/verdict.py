@@ -27,6 +27,8 @@ class Verdict:
     """Why there is no judgment, when there is none."""
     unreachable: bool = False
     """The judge could not be reached: the answer is judged again when the run resumes."""
+    interrupted: bool = False
+    """The judge was not asked to the end: the command was stopped first."""
 
     @property
     def judged(self) -> bool:

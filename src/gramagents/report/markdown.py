@@ -127,7 +127,7 @@ def render_report(
         f"- models: {', '.join(map(md_text, manifest.models))}",
         f"- status: {manifest.status}; {counts.items} answers, {counts.requests_sent} requests "
         f"sent, {counts.cache_hits} cache hits, {counts.invalid} invalid, "
-        f"{counts.failed} failed",
+        f"{counts.failed} failed" + (f", {counts.not_asked} not asked" if counts.not_asked else ""),
         *_conditioning_lines(manifest.conditioning),
         *(f"- duplicates: {line}" for line in describe(dataset.get("duplicates"))),
         *(f"- {line}" for line in describe_answers(dataset.get("answers"))),
