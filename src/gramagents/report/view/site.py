@@ -30,7 +30,7 @@ from ...extras import require
 from ...records import Item, RunManifest
 from ...runtime.run import MANIFEST
 from ...runtime.run import Run as HeldRun
-from ...runtime.rundir import write_atomic
+from ...runtime.rundir import temporary_folder, write_atomic
 from ..summary import Summary, SummaryBuilder
 from .build_page import build_overview, write_failures, write_rejected, write_review
 from .eval_page import EvalRun, comparison, eval_overview
@@ -113,7 +113,7 @@ def write_view(
             out = default_out([r.path for r in runs])
             check_out(out, force)
         out.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".view-", dir=out))
+        staging = temporary_folder(out, ".view-")
         try:
             result, page = _write(runs, out, staging)
             _swap(staging, out / "view")
