@@ -18,6 +18,7 @@ import pytest
 
 from gramagents.models import BackendSettings, Model, create_backend
 from gramagents.records import ChatRequest, Message
+from gramagents.runtime.cache import ResponseCache
 from gramagents.runtime.interrupt import STOP
 from gramagents.testing.drills import cli_env, jsonl_lines, run_cli
 
@@ -128,12 +129,16 @@ def test_ctrl_c_stops_an_eval_of_the_embedded_model_in_seconds_and_keeps_its_ans
     assert final["counts"]["requests_sent"] <= counts["items"] - len(kept)
 
 
-def test_a_stop_abandons_api_requests_in_flight_and_keeps_the_answers_made(fake_server):
+@pytest.mark.parametrize("cached", [True, False])
+def test_a_stop_abandons_api_requests_in_flight_and_keeps_the_answers_made(
+    fake_server, fresh_cache, cached
+):
     """Requests to a slow server, a stop after the first answers: those are kept (and
     cached), the ones still out come back not asked at once, never as failures."""
     fake_server.responder = lambda body: "T"
     backend = create_backend(f"openai:fake@{fake_server.base_url}", BackendSettings(concurrency=2))
-    model = Model(backend)
+    cache = ResponseCache(fresh_cache) if cached else None
+    model = Model(backend, cache)
     fake_server.delay = 0.3
     requests = [ChatRequest(messages=[Message(role="user", content=f"q{i}")]) for i in range(6)]
 
@@ -156,3 +161,5 @@ def test_a_stop_abandons_api_requests_in_flight_and_keeps_the_answers_made(fake_
     assert [a.text for a in answers[:2]] == ["T", "T"]
     assert all(a.interrupted and a.error and a.error.startswith("not asked") for a in answers[2:])
     assert model.stats.failed == 0
+    if cache is not None:
+        assert len(cache) == 2  # the answers made, and nothing for the rest

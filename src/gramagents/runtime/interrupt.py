@@ -16,9 +16,10 @@ line (or a program embedding the library) does.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import threading
 from collections.abc import Awaitable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..records import Generation, Loglikelihood
 
@@ -46,15 +47,15 @@ def not_asked_likelihood() -> Loglikelihood:
 
 
 class StopSignal:
-    """Whether this process was asked to stop; read from any thread, waited for in any loop."""
+    """Whether this process was asked to stop; read from any thread, heeded in any loop."""
 
     def __init__(self) -> None:
         self._event = threading.Event()
-        self._lock = threading.Lock()
-        self._futures: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = {}
+        self._watched: dict[asyncio.AbstractEventLoop, set[asyncio.Task[Any]]] = {}
+        self._stopped: set[asyncio.Task[Any]] = set()
         self.armed = False
         """Whether the running command ends gracefully on a stop (an eval): requests out are
-        then raced against it (`unless_stopped`)."""
+        then abandoned when it comes (`unless_stopped`)."""
 
     @property
     def requested(self) -> bool:
@@ -64,19 +65,17 @@ class StopSignal:
     def request(self) -> None:
         """Ask everything running to stop (safe from a signal handler and any thread)."""
         self._event.set()
-        with self._lock:
-            waiting = list(self._futures.values())
-        for loop, future in waiting:
+        for loop in list(self._watched):
             try:
-                loop.call_soon_threadsafe(_resolve, future)
+                loop.call_soon_threadsafe(self._abandon, loop)
             except RuntimeError:  # that loop is closed
                 pass
 
     def reset(self, armed: bool = False) -> None:
         """Forget an earlier request (a new command starts)."""
         self._event.clear()
-        with self._lock:
-            self._futures.clear()
+        self._watched.clear()
+        self._stopped.clear()
         self.armed = armed
 
     def check(self) -> None:
@@ -84,42 +83,39 @@ class StopSignal:
         if self._event.is_set():
             raise Interrupted()
 
-    def _future(self) -> asyncio.Future[None]:
-        """A future of the running loop, done once a stop is requested."""
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            entry = self._futures.get(id(loop))
-            if entry is None or entry[0] is not loop:
-                entry = (loop, loop.create_future())
-                self._futures[id(loop)] = entry
-        if self.requested:
-            _resolve(entry[1])
-        return entry[1]
+    def _abandon(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Cancel the tasks of `loop` waiting in `unless_stopped` (in that loop)."""
+        for task in list(self._watched.get(loop, ())):
+            if not task.done():
+                self._stopped.add(task)
+                task.cancel()
 
     async def unless_stopped(self, call: Awaitable[T]) -> T:
         """`call`'s result; `Interrupted` as soon as a stop is requested (`call` cancelled).
 
-        Only while `armed`: otherwise `call` is simply awaited.
+        Only while `armed`: otherwise `call` is simply awaited. The task awaiting is watched,
+        and cancelled by the stop; a cancellation from elsewhere goes on as it came.
         """
         if not self.armed:
             return await call
-        task = asyncio.ensure_future(call)
-        stopped = self._future()
+        if self.requested:
+            if inspect.iscoroutine(call):
+                call.close()
+            raise Interrupted()
+        task = asyncio.current_task()
+        assert task is not None
+        watched = self._watched.setdefault(task.get_loop(), set())
+        watched.add(task)
         try:
-            await asyncio.wait({task, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            return await call
         except asyncio.CancelledError:
-            task.cancel()
-            raise
-        if task.done():
-            return task.result()
-        task.cancel()
-        await asyncio.wait({task})
-        raise Interrupted()
-
-
-def _resolve(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
+            if task not in self._stopped:
+                raise
+            self._stopped.discard(task)
+            task.uncancel()
+            raise Interrupted() from None
+        finally:
+            watched.discard(task)
 
 
 STOP = StopSignal()
