@@ -129,9 +129,7 @@ def test_planted_credentials_are_in_no_written_file_and_no_output(tmp_path):
 
 def _files_holding(folder: Path, secret: str) -> list[str]:
     """Files under `folder` (hidden ones and the lock's included) whose bytes hold `secret`."""
-    return [
-        str(p) for p in folder.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()
-    ]
+    return [str(p) for p in folder.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
 
 
 def _wait_for(condition, seconds: float = 60.0) -> None:

@@ -184,9 +184,8 @@ class JsonlAppender:
         self.written = 0
         """Lines appended through this appender."""
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-        self._handle: IO[str] = os.fdopen(
-            os.open(path, flags, 0o666), "a", encoding="utf-8", newline="\n"  # less the umask
-        )
+        fd = os.open(path, flags, 0o666)  # less the umask, as `open` makes files
+        self._handle: IO[str] = os.fdopen(fd, "a", encoding="utf-8", newline="\n")
 
     def append(self, lines: list[str]) -> None:
         """Append serialised records (one JSON object each, no newline), flushed to the OS."""
