@@ -27,11 +27,23 @@ whose answer the run folder already held when it was killed was sent again. The 
 by the requests that can be in flight at each kill (`--concurrency` per kill).
 
     python bench/faults.py --kills 5 [--rate 0.0]
+
+Hostile servers (`--server drip` or `--server oversized`): every answer of the server drips
+its body one byte every `--drip` seconds, or is `--reply-mb` megabytes long (sent without a
+Content-Length). Every item must be recorded once, as a failed request (a timeout after the
+retry policy's attempts, or `too-large` after one request), in a time the retry policy
+bounds, with the eval's peak memory (its resident set, from `wait4`) under `--max-rss-mb` and
+its run folder under `--max-folder-mb`.
+
+    python bench/faults.py --server drip [--items 256 --timeout 1 --drip 0.05]
+    python bench/faults.py --server oversized [--items 64 --reply-mb 20 --concurrency 16]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import sys
 import tempfile
 import time
@@ -47,9 +59,11 @@ from gramagents.testing.drills import (
     fault_plan,
     implied_requests,
     item_of,
+    jsonl_lines,
     kill_and_resume,
     recorded_items,
     run_cli,
+    run_measured,
     write_drill_dataset,
 )
 from gramagents.testing.openai_server import FakeChatServer
@@ -57,13 +71,24 @@ from gramagents.testing.openai_server import FakeChatServer
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, default=2000)
+    parser.add_argument("--items", type=int, default=None, help="2000; hostile servers 64")
     parser.add_argument("--rate", type=float, default=None, help="0.2; with --kills, 0")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--concurrency", type=int, default=128)
-    parser.add_argument("--timeout", type=float, default=1.0, help="client timeout, seconds")
+    parser.add_argument("--concurrency", type=int, default=None, help="128; hostile servers 16")
+    parser.add_argument("--timeout", type=float, default=None, help="seconds; 1, oversized 5")
     parser.add_argument("--kills", type=int, default=0, help="kill and resume this often")
+    parser.add_argument("--server", choices=["drip", "oversized"], help="a hostile server")
+    parser.add_argument("--drip", type=float, default=0.05, help="seconds between body bytes")
+    parser.add_argument("--reply-mb", type=float, default=20.0, help="size of every answer")
+    parser.add_argument("--max-rss-mb", type=float, default=600.0)
+    parser.add_argument("--max-folder-mb", type=float, default=20.0)
     args = parser.parse_args()
+    hostile_mode = args.server is not None
+    args.items = args.items or (64 if hostile_mode else 2000)
+    args.concurrency = args.concurrency or (16 if hostile_mode else 128)
+    args.timeout = args.timeout or (5.0 if args.server == "oversized" else 1.0)
+    if hostile_mode:
+        return hostile(args)
     rate = args.rate if args.rate is not None else (0.0 if args.kills else 0.2)
     work = Path(tempfile.mkdtemp(prefix="gramagents-bench-faults-"))
     dataset = write_drill_dataset(work / "dataset.jsonl", args.items)
@@ -147,6 +172,77 @@ def main() -> int:
         f"RESULT {mode} survived {check.survived}/{check.items} target all, none twice, "
         f"identical{', none asked again' if args.kills else ', within budget'} "
         f"{'pass' if ok else 'fail'}"
+    )
+    return 0 if ok else 1
+
+
+def hostile_server(args: argparse.Namespace) -> tuple[FakeChatServer, int, float]:
+    """The hostile server, the requests it must receive, and the seconds the eval may take.
+
+    A dripping answer costs each item every attempt of the retry policy, each ended by the
+    timeout, with the policy's waits between them; an oversized one, one request.
+    """
+    policy = RetryPolicy()
+    waves = math.ceil(args.items / args.concurrency)
+    if args.server == "drip":
+        waits = sum(
+            min(policy.max_backoff, policy.initial_backoff * 2**k)
+            for k in range(policy.max_attempts - 1)
+        )
+        bound = 60 + waves * (policy.max_attempts * args.timeout + waits * (1 + policy.jitter))
+        server = FakeChatServer(responder=drill_answer, drip_s=args.drip)
+        return server, args.items * policy.max_attempts, bound
+    server = FakeChatServer(responder=drill_answer, reply_bytes=int(args.reply_mb * 1e6))
+    return server, args.items, 60 + waves * 5.0
+
+
+def hostile(args: argparse.Namespace) -> int:
+    """Every answer drips or is oversized: each item one failure, time and memory bounded."""
+    work = Path(tempfile.mkdtemp(prefix="gramagents-bench-hostile-"))
+    dataset = write_drill_dataset(work / "dataset.jsonl", args.items)
+    server, expected, bound = hostile_server(args)
+    run_dir = work / "run"
+    with server:
+        command = eval_command(
+            dataset, server.base_url, run_dir, concurrency=args.concurrency, timeout=args.timeout
+        )
+        started = time.perf_counter()
+        code, stderr, peak = run_measured(command, cli_env(work / "cache.sqlite"), work)
+        elapsed = time.perf_counter() - started
+        stats = server.stats()
+    lines = jsonl_lines(run_dir / "responses.jsonl") + jsonl_lines(run_dir / "failures.jsonl")
+    records = [json.loads(line) for line in lines]
+    ids = [r["item_id"] for r in records]
+    failed = [r for r in records if r.get("error")]
+    reason = "TimeoutError: no whole reply" if args.server == "drip" else "too-large: "
+    as_expected = sum(1 for r in failed if r["error"].startswith(reason))
+    lost, duplicated = args.items - len(set(ids)), len(ids) - len(set(ids))
+    folder_mb = sum(p.stat().st_size for p in run_dir.rglob("*") if p.is_file()) / 1e6
+    peak_mb, requests = peak / 1e6, stats["chat_requests"]
+    print(f"{args.server}: {args.items} items at concurrency {args.concurrency}, exit {code}")
+    print(
+        f"failed as expected ({reason.strip()}) {as_expected}/{args.items}, lost {lost}, "
+        f"duplicated {duplicated}, requests {requests} (expected {expected})"
+    )
+    print(f"time {elapsed:.1f} s (bound {bound:.0f} s), peak memory {peak_mb:.0f} MB "
+          f"(bound {args.max_rss_mb:.0f}), run folder {folder_mb:.2f} MB "
+          f"(bound {args.max_folder_mb:.0f})")  # fmt: skip
+    ok = (
+        code in (0, 1)
+        and as_expected == args.items
+        and lost == 0
+        and duplicated == 0
+        and requests == expected
+        and elapsed <= bound
+        and peak_mb <= args.max_rss_mb
+        and folder_mb <= args.max_folder_mb
+    )
+    if not ok and code not in (0, 1):
+        print(stderr, file=sys.stderr)
+    print(
+        f"RESULT {args.server} recorded once {len(set(ids)) - lost}/{args.items} "
+        f"time {elapsed:.0f}/{bound:.0f} s rss {peak_mb:.0f}/{args.max_rss_mb:.0f} MB "
+        f"folder {folder_mb:.1f}/{args.max_folder_mb:.0f} MB {'pass' if ok else 'fail'}"
     )
     return 0 if ok else 1
 

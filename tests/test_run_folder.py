@@ -376,7 +376,9 @@ def test_a_failed_eval_removes_only_a_folder_it_made_and_wrote_nothing_into(in_t
         evaluate(dataset, in_tmp / "run")
     manifest = read_manifest(in_tmp / "run")
     assert (manifest.status, manifest.reason) == ("partial", "RuntimeError: disk on fire")
-    assert manifest.counts.failed == 9 and once_each(in_tmp / "run", 1)
+    # nothing was asked, so nothing failed: the nine are not asked, for the resume to ask
+    assert (manifest.counts.failed, manifest.counts.not_asked) == (0, 9)
+    assert once_each(in_tmp / "run", 1)
 
 
 def test_one_place_reads_manifests_and_one_constructs_the_cache():
@@ -402,3 +404,28 @@ def test_manifests_are_typed_by_kind_and_those_written_before_still_read(tmp_pat
     manifest.write_text(json.dumps({**common, "kind": "eval", "source": {"path": "x"}}))
     with pytest.raises(RunError, match="unreadable manifest .field 'eval.source': Extra inputs"):
         read_manifest(tmp_path)
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o027])
+def test_every_file_and_folder_a_run_writes_has_the_mode_its_umask_gives(in_tmp, mask):
+    """Records appended, files written whole (manifest, summary, report, the viewer), the
+    lock, records rewritten by a resume and lines set aside: one mode for all of them, the one
+    `open` and `mkdir` give under the umask (atomic writes used to make theirs private)."""
+    dataset = two_template_dataset(in_tmp)
+    run = in_tmp / "run"
+    earlier = os.umask(mask)
+    try:
+        evaluate(dataset, run)
+        keep_records(run, {"a0", "a1"})
+        with (run / "scores.jsonl").open("a", encoding="utf-8") as scores:
+            scores.write('{"damaged\n')  # set aside by the resume
+        evaluate(dataset, run)
+    finally:
+        os.umask(earlier)
+    modes = {p.relative_to(run).as_posix(): p.stat().st_mode & 0o777 for p in run.rglob("*")}
+    files = {name: mode for name, mode in modes.items() if (run / name).is_file()}
+    folders = {name: mode for name, mode in modes.items() if (run / name).is_dir()}
+    assert {"manifest.json", "report.md", "report.html", "set-aside.jsonl", ".lock"} <= set(files)
+    assert "view" in folders
+    assert {name: mode for name, mode in files.items() if mode != 0o666 & ~mask} == {}
+    assert {name: mode for name, mode in folders.items() if mode != 0o777 & ~mask} == {}

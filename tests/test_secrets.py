@@ -3,15 +3,18 @@ password in a server's URL and a key given as a spec option are in no run folder
 report or viewer, nor in the command's output, whether the run succeeds or fails."""
 
 import json
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+from aiohttp import BasicAuth
 
 from gramagents.testing.drills import cli_env, eval_command, run_cli, write_drill_dataset
 from gramagents.testing.openai_server import FakeChatServer
 
-from .conftest import ROOT
+from .conftest import EXAMPLE_TABLE, ROOT
 from .test_kill_resume import build_command, gec_agent
 
 pytestmark = pytest.mark.slow
@@ -87,11 +90,11 @@ def test_planted_credentials_are_in_no_written_file_and_no_output(tmp_path):
         url = server.base_url.replace("http://", f"http://user:{PASSWORD}@")
         env = cli_env(tmp_path / "cache" / "cache.sqlite", OPENAI_API_KEY=PLANTED)
         env["GRAMAGENTS_HOME"] = str(tmp_path / "home")
-        spec = f"openai:fake@{url}?http=httpx"  # httpx sends the URL's userinfo along
+        spec = f"openai:fake@{url}?http=httpx"  # the other HTTP client
         runs = {
             "eval": [*eval_command(dataset, url, tmp_path / "run")[:6], spec, "--run-dir",
                      str(tmp_path / "run")],
-            "aiohttp": eval_command(dataset, url, tmp_path / "refused"),  # the default client
+            "aiohttp": eval_command(dataset, url, tmp_path / "default"),  # the default client
             "option": [*eval_command(dataset, url, tmp_path / "opt")[:6],
                        f"openai:fake@{url}?api_key={PLANTED}", "--run-dir", str(tmp_path / "opt")],
             "view": [sys.executable, "-m", "gramagents", "view", str(tmp_path / "run"),
@@ -104,8 +107,8 @@ def test_planted_credentials_are_in_no_written_file_and_no_output(tmp_path):
             codes[name] = result.returncode
             outputs[f"{name} stdout"], outputs[f"{name} stderr"] = result.stdout, result.stderr
         assert server.stats()["chat_requests"] >= 12
-    assert codes == {"eval": 0, "aiohttp": 2, "option": 2, "view": 0, "report": 0}, outputs
-    assert "***@" in outputs["aiohttp stderr"] and "api_key=***" in outputs["option stderr"]
+    assert codes == {"eval": 0, "aiohttp": 0, "option": 2, "view": 0, "report": 0}, outputs
+    assert "api_key=***" in outputs["option stderr"]
     written = [p for p in tmp_path.rglob("*") if p.is_file() and p != dataset]
     names = {p.name for p in written}
     assert {"manifest.json", "responses.jsonl", "scores.jsonl", "summary.json"} <= names
@@ -122,3 +125,69 @@ def test_planted_credentials_are_in_no_written_file_and_no_output(tmp_path):
     assert manifest["models"] == ["openai:fake"]  # `http` is a transport option
     [endpoint] = manifest["endpoints"].values()
     assert endpoint.endswith(url.split("@")[1]) and PASSWORD not in endpoint
+
+
+def _files_holding(folder: Path, secret: str) -> list[str]:
+    """Files under `folder` (hidden ones and the lock's included) whose bytes hold `secret`."""
+    return [str(p) for p in folder.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
+
+
+def _wait_for(condition, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_a_password_in_a_url_reaches_the_server_and_no_file_while_running_killed_or_failed(
+    tmp_path,
+):
+    """The default client sends the URL's credentials; the run folder holds no trace of them
+    while the eval runs (the lock's holder line included), after a SIGKILL, after the resume,
+    and in a profile that stops early (its manifest named the raw spec)."""
+    dataset = write_drill_dataset(tmp_path / "dataset.jsonl", 30)
+    env = cli_env(tmp_path / "cache.sqlite")
+    run_dir = tmp_path / "run"
+    with FakeChatServer(basic_auth=("user", PASSWORD), delay=0.1) as server:
+        url = server.base_url.replace("http://", f"http://user:{PASSWORD}@")
+        command = eval_command(dataset, url, run_dir, concurrency=2, timeout=5)
+        running = subprocess.Popen(
+            command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        try:
+            _wait_for(lambda: server.stats()["counts"].get("answered", 0) >= 6)
+            holder = (run_dir / ".lock.pid").read_text(encoding="utf-8")
+            during = _files_holding(run_dir, PASSWORD)
+        finally:
+            running.kill()
+        output = b"".join(running.communicate())
+        assert (run_dir / ".lock.pid").exists()  # a SIGKILL leaves the holder's line
+        after_kill = _files_holding(run_dir, PASSWORD)
+        resumed = run_cli(command, env, tmp_path)
+        received = dict(server.authorizations)
+    assert "http://***@127.0.0.1" in holder and PASSWORD not in holder
+    assert during == [] and after_kill == [] and PASSWORD.encode() not in output
+    assert resumed.returncode == 0, resumed.stderr
+    assert _files_holding(run_dir, PASSWORD) == []
+    assert PASSWORD not in resumed.stdout + resumed.stderr
+    assert list(received) == [BasicAuth("user", PASSWORD).encode()]  # every request carried it
+
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        f"suite: s\nentries:\n  cpg:\n    build: {{recipe: cpg, source: {EXAMPLE_TABLE}}}\n"
+        "    limit: 2\ncompetences:\n  c: [SINGLE-T]\n",
+        encoding="utf-8",
+    )
+    profile = tmp_path / "profile"
+    failed = run_cli(
+        [sys.executable, "-m", "gramagents", "profile", "--suite", str(suite),
+         "--model", f"openai:fake@http://user:{PASSWORD}@127.0.0.1:9/v1", "--run-dir",
+         str(profile)],
+        env,
+        tmp_path,
+    )  # fmt: skip
+    assert failed.returncode == 2 and "cannot reach" in failed.stderr
+    manifest = json.loads((profile / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["status"] == "partial" and manifest["models"] == ["openai:fake"]
+    assert _files_holding(profile, PASSWORD) == []
+    assert PASSWORD not in failed.stdout + failed.stderr

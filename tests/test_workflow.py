@@ -193,6 +193,7 @@ def test_eval_writes_the_run_folder_contract(tmp_path):
         "cache_hits": 0,
         "invalid": 0,
         "failed": 0,
+        "not_asked": 0,
     }
     assert "dataset" in manifest["hashes"] and "prompts/cpg/single.zh.md" in manifest["hashes"]
     responses = lines(folder / "responses.jsonl")
@@ -334,6 +335,11 @@ def test_report_refreshes_and_compares_runs(tmp_path):
     table = compare_runs([tmp_path / "one", tmp_path / "two", tmp_path / "build"])
     assert "| one | scripted:always-t | 1.000 (0.00 inv.) | 0.000 (0.00 inv.) |" in table
     assert "| two | scripted:always-f | 0.000 (0.00 inv.) | 1.000 (0.00 inv.) |" in table
+    # the build folder cannot go beside them: said in one line, not dropped in silence
+    [line] = [line for line in table.splitlines() if str(tmp_path / "build") in line]
+    assert line.startswith("Left out: ") and "build runs hold no answers" in line
+    alone = compare_runs([tmp_path / "one", tmp_path / "build"])
+    assert alone.startswith("Left out: ") and "| one | scripted:always-t |" in alone
 
 
 def test_a_chunk_s_records_count_only_once_committed(tmp_path):

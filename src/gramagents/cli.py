@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Coroutine
 from enum import Enum
@@ -18,13 +17,15 @@ from .cli_runtime import (
     apply_threads,
     fail,
     format_help,
+    leave_now,
     limit_help,
     may_name_a_recipe_command,
     progress_display,
+    run_command,
     standalone,
 )
 from .errors import GramagentsError
-from .redact import redact
+from .redact import redact_command
 
 if TYPE_CHECKING:
     from .workflow.eval import EvalResult
@@ -125,18 +126,24 @@ ResumeChanged = Annotated[
 
 def _command() -> list[str]:
     """The command line as runs record it: credentials in it masked."""
-    return [redact(arg) for arg in sys.argv]
+    return redact_command(sys.argv)
 
 
 def _say(text: str) -> None:
     out.print(text, soft_wrap=True, markup=False, emoji=False, highlight=False)
 
 
-def _run(coroutine: Coroutine[Any, Any, T]) -> T:
+def _run(coroutine: Coroutine[Any, Any, T], graceful: bool = False) -> T:
+    """Run a command's coroutine; Ctrl-C or SIGTERM stops it (`run_command`)."""
+    from .runtime.interrupt import Interrupted
+
     try:
-        return asyncio.run(coroutine)
+        return run_command(coroutine, graceful=graceful)
     except GramagentsError as exc:
         raise fail(exc) from None
+    except Interrupted:  # stopped by a signal, the run folder settled and let go
+        print("interrupted; re-run the same command to resume", file=sys.stderr)
+        leave_now(130)
     except KeyboardInterrupt:
         print("interrupted; re-run the same command to resume", file=sys.stderr)
         raise typer.Exit(130) from None
@@ -271,7 +278,7 @@ def evaluate(
         pairs=pairs,
         resume_changed=resume_changed.value,
     )
-    result = _run(run_eval(dataset, options, progress_display(err)))
+    result = _run(run_eval(dataset, options, progress_display(err)), graceful=True)
     _say_eval(result)
     if result.manifest.status != "complete":
         raise typer.Exit(1)
@@ -289,6 +296,7 @@ def _say_eval(result: EvalResult) -> None:
     _say(
         f"{manifest.status}: {counts.items} answers, {counts.requests_sent} requests sent, "
         f"{counts.cache_hits} cache hits, {counts.invalid} invalid, {counts.failed} failed"
+        + (f", {counts.not_asked} not asked" if counts.not_asked else "")
         + by_judge
     )
     page = result.folder.file("report.html")

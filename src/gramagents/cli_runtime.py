@@ -5,11 +5,15 @@ Only the command line calls these; the library changes nothing process-wide by i
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import logging
 import os
+import signal
 import sys
-from collections.abc import Callable
-from typing import Any
+import threading
+from collections.abc import Callable, Coroutine
+from typing import Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -17,11 +21,71 @@ from rich.console import Console
 from .errors import GramagentsError
 from .redact import redact
 
+T = TypeVar("T")
+_STOPPING = b"stopping: keeping the answers already made (Ctrl-C again stops at once)\n"
+_STOPPED = b"stopped at once; re-run the same command to resume\n"
+
 
 def fail(exc: GramagentsError) -> typer.Exit:
     """Print a user error as one line on stderr (credentials masked); the exit carries its code."""
     print(redact(f"error: {exc}"), file=sys.stderr)
     return typer.Exit(exc.exit_code)
+
+
+def run_command(coroutine: Coroutine[Any, Any, T], graceful: bool = False) -> T:
+    """Run a command's coroutine to its end, Ctrl-C and SIGTERM turned into a stop.
+
+    The first signal asks everything running to stop (runtime/interrupt.py): local models end
+    the decoding step in progress and start no batch. A `graceful` command (an eval) then
+    keeps every answer already made, records the rest as not asked and ends with
+    `Interrupted`; any other is cancelled, as `asyncio.run` would. A second signal ends the
+    process at once, exit code 130: what was appended stays, and the folder resumes.
+    """
+    from .runtime.interrupt import STOP, Interrupted
+
+    if threading.current_thread() is not threading.main_thread():
+        return asyncio.run(coroutine)  # signals reach the main thread only
+    main: list[asyncio.Task[Any]] = []
+
+    def on_signal(signum: int, frame: Any) -> None:
+        if STOP.requested:
+            os.write(2, _STOPPED)
+            os._exit(130)
+        os.write(2, _STOPPING)
+        STOP.request()
+        if not graceful and main:
+            main[0].get_loop().call_soon_threadsafe(main[0].cancel)
+
+    async def run() -> T:
+        main.append(asyncio.current_task())  # type: ignore[arg-type]
+        return await coroutine
+
+    STOP.reset(armed=graceful)
+    earlier = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with asyncio.Runner() as runner:  # closing it waits for threads: they stop at once
+            return runner.run(run())
+    except asyncio.CancelledError:
+        if STOP.requested:
+            raise Interrupted() from None
+        raise
+    finally:
+        for sig, handler in earlier.items():
+            signal.signal(sig, handler)
+        STOP.reset()
+
+
+def leave_now(code: int) -> NoReturn:
+    """End the process at once, its output flushed (a command that was stopped).
+
+    Everything the command owns is closed by then (the run folder settled and unlocked, the
+    cache closed); what is left is the interpreter's teardown of the model libraries, which
+    takes seconds with a model loaded and would keep a stopped command waiting.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    logging.shutdown()
+    os._exit(code)
 
 
 def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
+
+from .redact import redact
 
 
 class Record(BaseModel):
@@ -231,6 +233,9 @@ class Generation(Record):
     """Served from the response cache."""
     error: str | None = None
     """Set when the request failed after its retries; such results are never cached."""
+    interrupted: bool = Field(default=False, exclude=True)
+    """Not answered: the command was stopped first (runtime/interrupt.py). Never cached or
+    recorded; the request is asked when the run is resumed."""
 
 
 Conditioning = Literal["spaced", "bare"]
@@ -261,6 +266,8 @@ class Loglikelihood(Record):
     greedy: bool
     """Whether every continuation token was the argmax."""
     cached: bool = False
+    interrupted: bool = Field(default=False, exclude=True)
+    """Not scored: the command was stopped first (as `Generation.interrupted`)."""
 
 
 # --- run records ------------------------------------------------------------------------------
@@ -274,7 +281,10 @@ class ResponseRecord(Record):
     task: str
     sample: int = 0
     raw: str | None
-    """The model's raw output (None when the request failed)."""
+    """The model's raw output (None when the request failed), its first `raw_chars` characters
+    only when it was longer than a record keeps (workflow/eval_score.py)."""
+    raw_chars: int | None = None
+    """The whole output's length in characters, when `raw` keeps only its start."""
     extracted: Any = None
     """The answer extracted from `raw`, or None when invalid."""
     rule: str | None = None
@@ -335,6 +345,11 @@ class Counts(Record):
     cache_hits: int = 0
     invalid: int = 0
     failed: int = 0
+    """Answers (of the items in scope) whose request failed, or whose judge could not be
+    reached, in this run."""
+    not_asked: int = 0
+    """Answers of the items in scope neither made nor failed: not reached before the command
+    stopped (interrupted, or stopped by an error); the resumed run asks them."""
 
     def __add__(self, other: Counts) -> Counts:
         return Counts(
@@ -343,6 +358,7 @@ class Counts(Record):
             cache_hits=self.cache_hits + other.cache_hits,
             invalid=self.invalid + other.invalid,
             failed=self.failed + other.failed,
+            not_asked=self.not_asked + other.not_asked,
         )
 
 
@@ -389,6 +405,15 @@ class ManifestBase(Record):
     set_aside: int = 0
     """Record lines moved to `set-aside.jsonl` (corrupt, repeated, out of step, or made under
     changed inputs), in all."""
+
+    @field_serializer("command", "models")
+    def _masked_list(self, values: list[str]) -> list[str]:
+        """Written with every credential masked, however the manifest was filled."""
+        return [redact(value) for value in values]
+
+    @field_serializer("reason")
+    def _masked_reason(self, reason: str | None) -> str | None:
+        return None if reason is None else redact(reason)
 
 
 class BuildManifest(ManifestBase):

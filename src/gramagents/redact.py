@@ -34,6 +34,11 @@ def is_secret_option(name: str) -> bool:
     return match is not None and match["name"] == name
 
 
+def redact_command(argv: list[str]) -> list[str]:
+    """A command line as anything writes it (manifests, the lock's holder), redacted."""
+    return [redact(arg) for arg in argv]
+
+
 def redact(text: str) -> str:
     """`text` with every credential it shows replaced by `***`."""
     if not text:

@@ -27,6 +27,8 @@ class Verdict:
     """Why there is no judgment, when there is none."""
     unreachable: bool = False
     """The judge could not be reached: the answer is judged again when the run resumes."""
+    interrupted: bool = False
+    """The judge was not asked to the end: the command was stopped first."""
 
     @property
     def judged(self) -> bool:
@@ -82,6 +84,15 @@ class JuryVerdict:
     def unreachable(self) -> bool:
         """No judge gave a total and some could not be reached: judged again on resume."""
         return self.total is None and any(v.unreachable for v in self.verdicts)
+
+    @property
+    def interrupted(self) -> bool:
+        """A stop left some judge's verdict unasked.
+
+        The answer waits for the resume, which asks that judge (the others' verdicts come
+        from the cache).
+        """
+        return any(v.interrupted for v in self.verdicts)
 
     def as_details(self) -> dict[str, Any]:
         """The verdicts as the score line's `details.judge` records them.

@@ -27,6 +27,7 @@ from ..extras import require
 from ..records import ChatRequest, Generation, GenParams, Loglikelihood, LoglikelihoodRequest
 from ..runtime.batching import MicroBatcher
 from ..runtime.cache import canonical_json
+from ..runtime.interrupt import STOP, Interrupted, not_asked_generation, not_asked_likelihood
 from .base import Backend, BackendSettings
 from .conditioning import encode, scoring_text
 from .guided import FieldPlan, GuidedDecoder, plan_schema
@@ -38,6 +39,7 @@ from .hf_load import (
     resolve_device,
     resolve_dtype,
 )
+from .hf_output import eos_ids, filled, finish_generation, keep_finished, stop_criteria
 from .spec import ModelSpec
 
 OPTIONS = {
@@ -193,8 +195,9 @@ class HFBackend(Backend):
 
     async def complete(self, requests: list[ChatRequest]) -> list[Generation]:
         """Generate completions (batched with other callers' requests)."""
-        self.stats.requests_sent += len(requests)
-        return await self._generate_batcher.submit(requests)
+        results = await self._generate_batcher.submit(requests)
+        self.stats.requests_sent += sum(1 for g in results if not g.interrupted)
+        return results
 
     def render(self, request: ChatRequest) -> list[int]:
         """Token ids of a request's prompt.
@@ -239,22 +242,44 @@ class HFBackend(Backend):
         for params, indices in free.items():
             ordered = sorted(indices, key=lambda i: -len(encoded[i]))
             for batch in _buckets(ordered, [len(e) for e in encoded], self.batch_size):
-                for index, generation in zip(
-                    batch, self._generate_batch([encoded[i] for i in batch], params), strict=True
-                ):
+                outputs = (
+                    [not_asked_generation() for _ in batch]  # a stop: no batch starts
+                    if STOP.requested
+                    else self._generate_batch([encoded[i] for i in batch], params)
+                )
+                for index, generation in zip(batch, outputs, strict=True):
                     results[index] = generation
         decoder = self._guided_decoder()
         for key, indices in guided.items():
             ordered = sorted(indices, key=lambda i: -len(encoded[i]))
             for batch in _buckets(ordered, [len(e) for e in encoded], self.batch_size):
-                started = time.perf_counter()
-                outputs = decoder.run(
-                    [encoded[i] for i in batch], [requests[i] for i in batch], plans[key]
+                outputs = self._guided_batch(
+                    decoder, [encoded[i] for i in batch], [requests[i] for i in batch], plans[key]
                 )
-                elapsed = time.perf_counter() - started
                 for index, generation in zip(batch, outputs, strict=True):
-                    results[index] = generation.model_copy(update={"latency_s": elapsed})
-        return _filled(results)
+                    results[index] = generation
+        return filled(results)
+
+    def _guided_batch(
+        self,
+        decoder: GuidedDecoder,
+        prompts: list[list[int]],
+        requests: list[ChatRequest],
+        plan: list[FieldPlan],
+    ) -> list[Generation]:
+        """One batch of structured answers, or none when a stop comes before or while it runs.
+
+        An object cut short is no answer.
+        """
+        started = time.perf_counter()
+        try:
+            STOP.check()
+            outputs = decoder.run(prompts, requests, plan)
+            STOP.check()
+        except Interrupted:
+            return [not_asked_generation() for _ in prompts]
+        elapsed = time.perf_counter() - started
+        return [g.model_copy(update={"latency_s": elapsed}) for g in outputs]
 
     def _guided_decoder(self) -> GuidedDecoder:
         if self.guided_steps == "batched":
@@ -262,7 +287,7 @@ class HFBackend(Backend):
         from .hf_steps import CachedSteps
 
         if self._steps is None:  # kept: a re-ask reuses its first prompt's cache
-            self._steps = CachedSteps(self.lm, _eos_ids(self.lm))
+            self._steps = CachedSteps(self.lm, eos_ids(self.lm))
         return GuidedDecoder(self._encode_piece, self._steps.generate, self._steps.score)
 
     def _encode_piece(self, text: str) -> list[int]:
@@ -272,23 +297,28 @@ class HFBackend(Backend):
         ordered = sorted(range(len(batch)), key=lambda i: -len(batch[i]))
         results: list[Generation | None] = [None] * len(batch)
         for chunk in _buckets(ordered, [len(ids) for ids in batch], self.batch_size):
+            STOP.check()  # guided steps: a stop abandons the whole object (_guided_batch)
             for index, generation in zip(
                 chunk, self._generate_batch([batch[i] for i in chunk], params), strict=True
             ):
                 results[index] = generation
-        return _filled(results)
+        STOP.check()
+        return filled(results)
 
     def _score_sorted(self, pairs: list[tuple[list[int], list[int]]]) -> list[float]:
         if self.prefix_sharing and self._tree_attention_ok():
-            return [scored.logprob for scored in self._score_shared(pairs)]
+            shared = self._score_shared(pairs)
+            STOP.check()
+            return [scored.logprob for scored in shared]
         ordered = sorted(range(len(pairs)), key=lambda i: -sum(map(len, pairs[i])))
         results: list[float | None] = [None] * len(pairs)
         for chunk in _chunks(ordered, self.batch_size):
+            STOP.check()
             for index, scored in zip(
                 chunk, self._score_batch([pairs[i] for i in chunk]), strict=True
             ):
                 results[index] = scored.logprob
-        return _filled(results)
+        return filled(results)
 
     def _generate_batch(self, batch: list[list[int]], params: GenParams) -> list[Generation]:
         import torch
@@ -303,11 +333,12 @@ class HFBackend(Backend):
         for row, ids in enumerate(batch):
             input_ids[row, width - len(ids) :] = torch.tensor(ids, dtype=torch.long)
             attention[row, width - len(ids) :] = 1
-        eos = _eos_ids(lm)
+        eos = eos_ids(lm)
         kwargs: dict[str, Any] = {
             "max_new_tokens": params.max_tokens,
             "pad_token_id": pad,
             "eos_token_id": sorted(eos),
+            "stopping_criteria": stop_criteria(),  # a stop ends the batch after this step
         }
         if params.stop:
             kwargs.update(stop_strings=list(params.stop), tokenizer=tokenizer)
@@ -321,19 +352,21 @@ class HFBackend(Backend):
                 input_ids=input_ids.to(lm.device), attention_mask=attention.to(lm.device), **kwargs
             )
         elapsed = time.perf_counter() - started
-        return [
+        generations = [
             finish_generation(
                 tokenizer, output[row, width:].tolist(), eos, params, len(ids), elapsed
             )
             for row, ids in enumerate(batch)
         ]
+        return keep_finished(generations, params)
 
     # -- log-likelihood ------------------------------------------------------------------------
 
     async def loglikelihood(self, requests: list[LoglikelihoodRequest]) -> list[Loglikelihood]:
         """Score continuations (batched with other callers' requests)."""
-        self.stats.requests_sent += len(requests)
-        return await self._score_batcher.submit(requests)
+        results = await self._score_batcher.submit(requests)
+        self.stats.requests_sent += sum(1 for r in results if not r.interrupted)
+        return results
 
     def encode_pair(self, request: LoglikelihoodRequest) -> tuple[list[int], list[int]]:
         """Context and continuation token ids, as the request's conditioning makes them.
@@ -350,11 +383,14 @@ class HFBackend(Backend):
         ordered = sorted(range(len(requests)), key=lambda i: -sum(map(len, encoded[i])))
         results: list[Loglikelihood | None] = [None] * len(requests)
         for batch in _chunks(ordered, self.batch_size):
-            for index, scored in zip(
-                batch, self._score_batch([encoded[i] for i in batch]), strict=True
-            ):
+            scores = (
+                [not_asked_likelihood() for _ in batch]
+                if STOP.requested
+                else self._score_batch([encoded[i] for i in batch])
+            )
+            for index, scored in zip(batch, scores, strict=True):
                 results[index] = scored
-        return _filled(results)
+        return filled(results)
 
     def _tree_attention_ok(self) -> bool:
         """Whether the model takes a custom 4-D attention mask (flash attention does not)."""
@@ -370,7 +406,9 @@ class HFBackend(Backend):
             whole = (context + continuation)[-(limit + 1) :]
             sequences.append(whole)
             counts.append(min(len(continuation), len(whole) - 1))
-        scored = score_packed(self.lm, sequences, counts, self.token_budget)
+        scored = score_packed(
+            self.lm, sequences, counts, self.token_budget, stop=lambda: STOP.requested
+        )
         return [
             Loglikelihood(
                 logprob=s.logprob,
@@ -378,6 +416,8 @@ class HFBackend(Backend):
                 n_tokens=n,
                 greedy=s.greedy,
             )
+            if s is not None
+            else not_asked_likelihood()  # a stop came before its batch
             for s, n in zip(scored, counts, strict=True)
         ]
 
@@ -444,54 +484,12 @@ class HFBackend(Backend):
             ordered = sorted(range(len(prefixes)), key=lambda i: -len(prefixes[i]))
             results: list[list[float] | None] = [None] * len(prefixes)
             for chunk in _chunks(ordered, self.batch_size):
+                STOP.check()
                 logits = self._forward_left_padded([prefixes[i] for i in chunk], 1)
                 scores = torch.log_softmax(logits[:, -1].float(), dim=-1)[:, candidates]
                 for index, row in zip(chunk, scores.tolist(), strict=True):
                     results[index] = row
-            return _filled(results)
+            return filled(results)
         flat = self._score_sorted([(p, c) for p in prefixes for c in choices])
         width = len(choices)
         return [flat[i * width : (i + 1) * width] for i in range(len(prefixes))]
-
-
-def finish_generation(
-    tokenizer: Any, new: list[int], eos: set[int], params: GenParams, prompt: int, elapsed: float
-) -> Generation:
-    """The generation of the tokens `new`: cut at the first end-of-sequence or stop string."""
-    finish = "length"
-    for cut, token in enumerate(new):
-        if token in eos:
-            new, finish = new[:cut], "stop"
-            break
-    # A cut in the middle of a multi-byte character decodes to U+FFFD: drop it.
-    text = tokenizer.decode(new, skip_special_tokens=True).rstrip("\ufffd")
-    for stop in params.stop:
-        at = text.find(stop)
-        if at >= 0:
-            text, finish = text[:at], "stop"
-    return Generation(
-        text=text,
-        finish_reason=finish,
-        prompt_tokens=prompt,
-        completion_tokens=len(new),
-        latency_s=elapsed,
-    )
-
-
-def _filled(results: list[Any]) -> list[Any]:
-    missing = [i for i, r in enumerate(results) if r is None]
-    if missing:
-        raise RuntimeError(f"no result for requests {missing[:5]}")
-    return results
-
-
-def _eos_ids(lm: LoadedLM) -> set[int]:
-    ids: set[int] = set()
-    configured = getattr(lm.model.generation_config, "eos_token_id", None)
-    if isinstance(configured, int):
-        ids.add(configured)
-    elif isinstance(configured, (list, tuple)):
-        ids.update(int(i) for i in configured)
-    if lm.tokenizer.eos_token_id is not None:
-        ids.add(int(lm.tokenizer.eos_token_id))
-    return ids

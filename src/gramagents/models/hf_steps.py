@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..records import Generation, GenParams
+from ..runtime.interrupt import STOP
 from .hf_load import LoadedLM
+from .hf_output import finish_generation, stop_criteria
 
 MAX_TOKENS = 16384
 """Tokens whose cache is kept at once, over all rows (about 370 MB for SmolLM2-135M)."""
@@ -97,6 +99,8 @@ class CachedSteps:
 
     def _stopping(self, stops: tuple[str, ...]) -> Any:
         """Criteria for these stop strings, made once: making them reads the whole vocabulary."""
+        if not stops:
+            return []
         if stops not in self._criteria:
             from transformers import StoppingCriteriaList, StopStringCriteria
 
@@ -116,8 +120,7 @@ class CachedSteps:
     def _generate_one(self, ids: list[int], params: GenParams) -> Generation:
         import torch
 
-        from .hf import finish_generation
-
+        STOP.check()  # a stop abandons the object this step belongs to (hf.py)
         started = time.perf_counter()
         row = self._take(ids[:-1])  # generate computes the last token itself
         tokenizer = self.lm.tokenizer
@@ -129,8 +132,7 @@ class CachedSteps:
             "return_dict_in_generate": True,
             "output_logits": True,
         }
-        if params.stop:
-            kwargs["stopping_criteria"] = self._stopping(params.stop)
+        kwargs["stopping_criteria"] = stop_criteria(*self._stopping(params.stop))
         if params.temperature > 0:
             kwargs.update(do_sample=True, temperature=params.temperature, top_p=params.top_p)
             torch.manual_seed(params.seed if params.seed is not None else 0)
@@ -155,6 +157,7 @@ class CachedSteps:
     def _score_one(self, prefix: list[int], choices: list[list[int]]) -> list[float]:
         import torch
 
+        STOP.check()
         row = self._take(prefix)
         first = torch.log_softmax(row.last, dim=-1)
         scores = []

@@ -30,6 +30,12 @@ from ..records import (
     Message,
 )
 from ..runtime.cache import Cache, NullCache, canonical_json
+from ..runtime.interrupt import (
+    STOP,
+    Interrupted,
+    not_asked_generation,
+    not_asked_likelihood,
+)
 from .base import Backend
 from .spec import decoding_overrides
 
@@ -48,6 +54,8 @@ class Structured(Generic[T]):
     unreachable: bool = False
     """The model could not be reached (after the transport's retries): asking again later may
     succeed, unlike output that stayed invalid."""
+    interrupted: bool = False
+    """Not asked to the end: the command was stopped first (runtime/interrupt.py)."""
 
     @property
     def ok(self) -> bool:
@@ -57,6 +65,11 @@ class Structured(Generic[T]):
 
 class TransportFailure(Exception):
     """A request that failed after the backend's retries (raised inside instructor's loop)."""
+
+    def __init__(self, message: str, interrupted: bool = False) -> None:
+        super().__init__(message)
+        self.interrupted = interrupted
+        """The request was not asked: the command was stopped first."""
 
 
 class Model:
@@ -118,8 +131,8 @@ class Model:
         cache off (`--no-cache`) every request goes to the backend as it is.
         """
         if not self.cache.enabled:
-            answers = await self.backend.complete(requests)
-            self.stats.failed += sum(1 for g in answers if g.error is not None)
+            answers = await self._uncached(requests, self.backend.complete, not_asked_generation)
+            self.stats.failed += sum(1 for g in answers if g.error and not g.interrupted)
             self.stats.count_tokens(answers)
             return answers
         keys = keys if keys is not None else self.chat_keys(requests)
@@ -131,7 +144,7 @@ class Model:
         fresh: dict[str, Generation] = {}
         if todo:
             fresh = await self._answer(todo)
-            self.stats.failed += sum(1 for g in fresh.values() if g.error is not None)
+            self.stats.failed += sum(1 for g in fresh.values() if g.error and not g.interrupted)
             self.stats.count_tokens(fresh.values())
         results: list[Generation] = []
         first: dict[str, Generation] = {}
@@ -149,22 +162,44 @@ class Model:
 
     async def _answer(self, todo: dict[str, ChatRequest]) -> dict[str, Generation]:
         """Ask the backend for `todo` (by cache key) and store the answers (never errors)."""
-        return await self._ask(todo, self.backend.complete, lambda g: g.error is None)
+        return await self._ask(
+            todo, self.backend.complete, lambda g: g.error is None, not_asked_generation
+        )
+
+    async def _uncached(
+        self,
+        requests: list[Any],
+        call: Callable[[list[Any]], Awaitable[list[Any]]],
+        not_asked: Callable[[], Any],
+    ) -> list[Any]:
+        """`call(requests)` without the cache; one by one when a stop may abandon them."""
+        if not (STOP.armed and self.backend.answers_one_by_one):
+            return await call(requests)
+        answers = await self._ask(dict(enumerate(requests)), call, lambda _: False, not_asked)
+        return list(answers.values())
 
     async def _ask(
         self,
-        todo: dict[str, Any],
+        todo: dict[Any, Any],
         call: Callable[[list[Any]], Awaitable[list[Any]]],
         storable: Callable[[Any], bool],
-    ) -> dict[str, Any]:
+        not_asked: Callable[[], Any],
+    ) -> dict[Any, Any]:
         """Send `todo` (requests by cache key) through `call` and store what is `storable`.
 
         A backend that answers requests one by one has each answer stored as it arrives: a
         run killed while a slow request (retrying, say) is still out has kept the rest, and
-        loses no more answers than it had requests in flight.
+        loses no more answers than it had requests in flight. A request a stop abandons
+        (runtime/interrupt.py) comes back `not_asked()`; a batching backend gives those itself.
         """
         if not self.backend.answers_one_by_one or len(todo) == 1:
-            answers = await call(list(todo.values()))
+            pending = call(list(todo.values()))
+            try:  # a batching backend stops by itself; a request out is abandoned
+                answers = await (
+                    STOP.unless_stopped(pending) if self.backend.answers_one_by_one else pending
+                )
+            except Interrupted:
+                return {key: not_asked() for key in todo}
             fresh = dict(zip(todo, answers, strict=True))
             kept = {k: a.model_dump(mode="json") for k, a in fresh.items() if storable(a)}
             self.cache.put_many(kept)
@@ -172,9 +207,12 @@ class Model:
 
         slots = self._answer_slots()
 
-        async def one(key: str, request: Any) -> Any:
+        async def one(key: Any, request: Any) -> Any:
             async with slots:
-                [answer] = await call([request])
+                try:
+                    [answer] = await STOP.unless_stopped(call([request]))
+                except Interrupted:
+                    return not_asked()
                 if storable(answer):
                     self.cache.put_many({key: answer.model_dump(mode="json")})
             return answer
@@ -199,13 +237,15 @@ class Model:
     ) -> list[Loglikelihood]:
         """Log-probabilities of continuations, cached like completions."""
         if not self.cache.enabled:
-            return await self.backend.loglikelihood(requests)
+            return await self._uncached(requests, self.backend.loglikelihood, not_asked_likelihood)
         keys = keys if keys is not None else self.likelihood_keys(requests)
         found = self.cache.get_many(keys)
         todo = {k: r for k, r in zip(keys, requests, strict=True) if k not in found}
         fresh: dict[str, Loglikelihood] = {}
         if todo:
-            fresh = await self._ask(todo, self.backend.loglikelihood, lambda _: True)
+            fresh = await self._ask(
+                todo, self.backend.loglikelihood, lambda s: not s.interrupted, not_asked_likelihood
+            )
         results = []
         for key in keys:
             if key in fresh:
@@ -258,7 +298,7 @@ class Model:
             )
             [generation] = await self.generate([attempt])
             if generation.error is not None:
-                raise TransportFailure(generation.error)
+                raise TransportFailure(generation.error, generation.interrupted)
             raw.append(generation.text)
             if screen is not None:
                 generation = generation.model_copy(update={"text": screen(generation.text)})
@@ -286,7 +326,12 @@ def _failure(exc: Any, raw: list[str]) -> Structured[Any]:
     else:
         reason = f"invalid output after {exc.n_attempts} attempts: {_first_line(cause)}"
     return Structured(
-        value=None, error=reason, attempts=exc.n_attempts, raw=raw, unreachable=unreachable
+        value=None,
+        error=reason,
+        attempts=exc.n_attempts,
+        raw=raw,
+        unreachable=unreachable,
+        interrupted=unreachable and cause.interrupted,  # type: ignore[union-attr]
     )
 
 

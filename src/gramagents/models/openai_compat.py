@@ -19,7 +19,8 @@ import asyncio
 import email.utils
 import os
 import time
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from ..errors import BackendUnavailable, GramagentsError, NoLoglikelihood, SpecError
 from ..records import ChatRequest, Generation, Loglikelihood, LoglikelihoodRequest
@@ -34,13 +35,45 @@ from .openai_transports import (
     LangchainTransport,
     MalformedReply,
     SdkTransport,
+    TooLarge,
+    TransportSettings,
     Unreachable,
 )
 from .spec import ModelSpec
 
-OPTIONS = {"timeout", "structured", "api_key_env", "client", "http", "echo_max_tokens", "prefix"}
+OPTIONS = {
+    "timeout",
+    "structured",
+    "api_key_env",
+    "client",
+    "http",
+    "echo_max_tokens",
+    "prefix",
+    "max_reply_bytes",
+}
+MAX_REPLY_BYTES = 1 << 20
+"""The most bytes read of one reply by default: 1 MiB, some thirty times a chat answer of
+4,096 tokens and room for the echoed log-probabilities of a 10,000-token prompt, while
+`--concurrency` replies at the cap stay within tens of megabytes and reading one such answer
+takes seconds at most."""
+_BYTE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 CLIENTS = ("openai", "langchain")
 OPENAI_URL = "https://api.openai.com/v1"
+T = TypeVar("T")
+
+
+def reply_cap(spec: ModelSpec) -> int:
+    """The spec's `max_reply_bytes` (a number of bytes, or with K, M or G: 512K, 16M)."""
+    raw = spec.option("max_reply_bytes")
+    if raw is None:
+        return MAX_REPLY_BYTES
+    text = raw.strip().upper().removesuffix("B")
+    number, unit = (text[:-1], text[-1]) if text[-1:] in _BYTE_UNITS else (text, "")
+    if not number.isdigit() or int(number) * _BYTE_UNITS[unit] < 1024:
+        raise SpecError(
+            spec.raw, f"max_reply_bytes must be 1K or more (65536, 512K, 16M), not '{raw}'"
+        )
+    return int(number) * _BYTE_UNITS[unit]
 
 
 def classify(exc: BaseException) -> ErrorKind:
@@ -55,7 +88,7 @@ def classify(exc: BaseException) -> ErrorKind:
         return ErrorKind.PERMANENT
     if isinstance(exc, (Unreachable, MalformedReply, asyncio.TimeoutError, TimeoutError)):
         return ErrorKind.TRANSIENT
-    return ErrorKind.PERMANENT
+    return ErrorKind.PERMANENT  # a reply too large among them: it would be as large again
 
 
 def retry_after(exc: BaseException) -> float | None:
@@ -81,7 +114,7 @@ def retry_after(exc: BaseException) -> float | None:
 
 def _describe(exc: BaseException) -> str:
     """One line saying what went wrong, without any credential the client's text shows."""
-    if isinstance(exc, ApiError):
+    if isinstance(exc, (ApiError, TooLarge)):
         return redact(str(exc))
     text = str(exc).strip().splitlines()
     return redact(f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__)
@@ -128,6 +161,7 @@ class OpenAIBackend(Backend):
                 "(or give a server: openai:MODEL@http://HOST:PORT/v1)"
             )
         self._api_key = key or "EMPTY"
+        self.max_reply_bytes = reply_cap(spec)
         echo_tokens = spec.option("echo_max_tokens", "1")
         if echo_tokens not in ("0", "1"):
             raise SpecError(spec.raw, f"echo_max_tokens must be 0 or 1, not '{echo_tokens}'")
@@ -156,15 +190,14 @@ class OpenAIBackend(Backend):
         entry = self._per_loop.get(id(loop))
         if entry is None or entry[0] is not loop:
             limit = max(1, self.settings.concurrency)
+            settings = TransportSettings(self.timeout, limit, self.http, self.max_reply_bytes)
             transport: SdkTransport
             if self.client == "langchain":
                 transport = LangchainTransport(
-                    self.base_url, self._api_key, self.timeout, limit, self.model_name, self.http
+                    self.base_url, self._api_key, settings, self.model_name
                 )
             else:
-                transport = SdkTransport(
-                    self.base_url, self._api_key, self.timeout, limit, self.http
-                )
+                transport = SdkTransport(self.base_url, self._api_key, settings)
             entry = (loop, transport, asyncio.Semaphore(limit))
             self._per_loop[id(loop)] = entry
         return entry[1], entry[2]
@@ -198,6 +231,19 @@ class OpenAIBackend(Backend):
                 f"--model '{self.spec.label}': {self._url} refused the API key (HTTP {status})"
             )
 
+    async def _within_deadline(self, call: Awaitable[T]) -> T:
+        """`call`, given `timeout` seconds in all: connection, headers and the whole body.
+
+        The client's own timeout bounds each wait for bytes, so a server that sends its body
+        a byte at a time would never trip it; this bounds the attempt.
+        """
+        try:
+            return await asyncio.wait_for(call, self.timeout)
+        except asyncio.TimeoutError:
+            raise asyncio.TimeoutError(
+                f"no whole reply within {self.timeout:g} s (the spec's timeout)"
+            ) from None
+
     def payload(self, request: ChatRequest) -> dict[str, Any]:
         """The chat-completions request body."""
         params = request.params
@@ -229,7 +275,7 @@ class OpenAIBackend(Backend):
 
         async def attempt() -> Any:
             self.stats.requests_sent += 1
-            return await transport.send(body)
+            return await self._within_deadline(transport.send(body))
 
         async with semaphore:
             started = time.perf_counter()
@@ -276,7 +322,7 @@ class OpenAIBackend(Backend):
 
         async def attempt() -> Any:
             self.stats.requests_sent += 1
-            return await transport.post("/completions", body)
+            return await self._within_deadline(transport.post("/completions", body))
 
         async with semaphore:
             try:

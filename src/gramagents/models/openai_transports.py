@@ -15,19 +15,22 @@ and `SSL_CERT_FILE`/`SSL_CERT_DIR` from the environment and follows redirects.
 The SDK's own retries are off (`max_retries=0`): the backend's policy (runtime/retry.py)
 decides, and each attempt is counted once. Failures come out as `ApiError` (an HTTP error
 status, with its headers for `Retry-After`), `Unreachable` (no connection could be made or it
-dropped before an answer), `asyncio.TimeoutError` or `MalformedReply` (not JSON, not a chat
-completion, or a body cut off before its announced length).
+dropped before an answer), `asyncio.TimeoutError`, `MalformedReply` (not JSON, not a chat
+completion, or a body cut off before its announced length) or `TooLarge` (a reply over the
+bytes a request may read: a response hook counts them as they arrive, so no more is held).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 HTTP_CLIENTS = ("aiohttp", "httpx")
 
@@ -48,6 +51,29 @@ class Unreachable(Exception):
 
 class MalformedReply(Exception):
     """The server's reply is not what the protocol says."""
+
+
+class TooLarge(Exception):
+    """A reply longer than the bytes a request may read (`max_reply_bytes`); not retried."""
+
+    def __init__(self, status: int, limit: int, announced: int | None = None) -> None:
+        self.status = status
+        self.limit = limit
+        said = f" (it announced {announced})" if announced is not None else ""
+        super().__init__(f"too-large: the reply is over {limit} bytes{said}")
+
+
+@dataclass(frozen=True)
+class TransportSettings:
+    """How a transport's HTTP client connects and reads."""
+
+    timeout: float
+    """Seconds the client waits for a connection or the next bytes (the backend bounds each
+    whole attempt with the same number)."""
+    connections: int
+    http: str = "aiohttp"
+    max_bytes: int = 1 << 20
+    """The most bytes read of one reply."""
 
 
 @dataclass
@@ -136,6 +162,8 @@ def sdk_errors() -> Iterator[None]:
 
     try:
         yield
+    except TooLarge:
+        raise
     except openai.APIStatusError as exc:
         raise ApiError(exc.status_code, _error_message(exc), dict(exc.response.headers)) from exc
     except openai.APITimeoutError as exc:
@@ -143,6 +171,9 @@ def sdk_errors() -> Iterator[None]:
             raise asyncio.TimeoutError(_root_message(exc)) from exc
         raise Unreachable(_root_message(exc)) from exc
     except openai.APIConnectionError as exc:
+        too_large = next((e for e in _chain(exc) if isinstance(e, TooLarge)), None)
+        if too_large is not None:
+            raise too_large from None
         if _cut_off(exc):
             raise MalformedReply("the reply stopped before the length it announced") from exc
         raise Unreachable(_root_message(exc)) from exc
@@ -150,31 +181,85 @@ def sdk_errors() -> Iterator[None]:
         raise MalformedReply(f"invalid JSON ({exc})") from exc
 
 
-def http_client(kind: str, timeout: float, connections: int) -> Any:
-    """The SDK's HTTP client of this kind, with room for `connections` at once."""
+def _capped(limit: int) -> Any:
+    """A response hook that stops reading a reply at `limit` bytes (raising `TooLarge`).
+
+    It runs once the headers are in, before the body is read: a reply that announces more is
+    refused at once; any other reads through a stream that counts its bytes. Either way no
+    more than `limit` bytes of a reply are ever held.
+    """
+    import httpx2
+
+    class CappedStream(httpx2.AsyncByteStream):
+        def __init__(self, stream: Any, status: int) -> None:
+            self.stream, self.status = stream, status
+
+        async def __aiter__(self) -> Any:
+            read = 0
+            async for chunk in self.stream:
+                read += len(chunk)
+                if read > limit:
+                    raise TooLarge(self.status, limit)
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self.stream.aclose()
+
+    async def cap(response: Any) -> None:
+        announced = response.headers.get("content-length", "")
+        if announced.isdigit() and int(announced) > limit:
+            raise TooLarge(response.status_code, limit, int(announced))
+        response.stream = CappedStream(response.stream, response.status_code)
+
+    return cap
+
+
+def http_client(kind: str, timeout: float, connections: int, max_bytes: int) -> Any:
+    """The SDK's HTTP client of this kind, with room for `connections` at once.
+
+    No reply it reads is longer than `max_bytes`.
+    """
     import httpx2
     import openai
 
     limits = httpx2.Limits(max_connections=connections, max_keepalive_connections=connections)
     factory = openai.DefaultAioHttpClient if kind == "aiohttp" else openai.DefaultAsyncHttpxClient
-    return factory(timeout=timeout, limits=limits)
+    return factory(timeout=timeout, limits=limits, event_hooks={"response": [_capped(max_bytes)]})
+
+
+def url_credentials(url: str) -> tuple[str, dict[str, str]]:
+    """The URL without its `user:password@`, and the header that carries them instead.
+
+    HTTP clients disagree about credentials in a URL (httpx sends them as basic auth, aiohttp
+    refuses them beside the SDK's own `Authorization` header): the URL is given to none of
+    them with its userinfo, and the credentials travel as a basic-auth header (which takes the
+    place of the bearer key) with every client alike.
+    """
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, {}
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
+    return urlunsplit(parts._replace(netloc=host)), {"Authorization": f"Basic {token}"}
 
 
 class SdkTransport:
     """Requests through the openai SDK's `AsyncOpenAI`, without its retries."""
 
-    def __init__(
-        self, base_url: str, api_key: str, timeout: float, connections: int, http: str = "aiohttp"
-    ) -> None:
+    def __init__(self, base_url: str, api_key: str, settings: TransportSettings) -> None:
         import openai
 
-        self.http = http_client(http, timeout, connections)
+        url, self.headers = url_credentials(base_url)
+        timeout = settings.timeout
+        self.http = http_client(settings.http, timeout, settings.connections, settings.max_bytes)
         self.sdk = openai.AsyncOpenAI(
-            base_url=base_url,
+            base_url=url,
             api_key=api_key,
             max_retries=0,
             timeout=timeout,
             http_client=self.http,
+            default_headers=self.headers or None,
         )
 
     async def post(self, path: str, payload: dict[str, Any]) -> Any:
@@ -196,7 +281,7 @@ class SdkTransport:
         try:
             with sdk_errors():
                 response = await self.sdk.get(path, cast_to=httpx2.Response)
-        except ApiError as exc:
+        except (ApiError, TooLarge) as exc:  # the status is all a check reads
             return exc.status
         return response.status_code
 
@@ -209,25 +294,20 @@ class LangchainTransport(SdkTransport):
     """Chat requests through langchain-openai's `ChatOpenAI`, on the same HTTP client."""
 
     def __init__(
-        self,
-        base_url: str,
-        api_key: str,
-        timeout: float,
-        connections: int,
-        model: str,
-        http: str = "aiohttp",
+        self, base_url: str, api_key: str, settings: TransportSettings, model: str
     ) -> None:
         from langchain_openai import ChatOpenAI
         from pydantic import SecretStr
 
-        super().__init__(base_url, api_key, timeout, connections, http)
+        super().__init__(base_url, api_key, settings)
         self.chat = ChatOpenAI(
             model=model,
-            base_url=base_url,
+            base_url=url_credentials(base_url)[0],
             api_key=SecretStr(api_key),
             max_retries=0,
-            timeout=timeout,
+            timeout=settings.timeout,
             http_async_client=self.http,
+            default_headers=self.headers or None,
         )
 
     async def send(self, payload: dict[str, Any]) -> Reply:

@@ -13,7 +13,7 @@ of separate rows, up to floating-point rounding, for fewer tokens.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -165,13 +165,20 @@ def score_packed(
     scored: Sequence[int],
     token_budget: int,
     row_tokens: int = ROW_TOKENS,
-) -> list[Scored]:
-    """Log-probability of the last `scored[i]` tokens of each sequence, prefixes shared."""
+    stop: Callable[[], bool] | None = None,
+) -> list[Scored | None]:
+    """Log-probability of the last `scored[i]` tokens of each sequence, prefixes shared.
+
+    `stop` is asked before each forward pass: once it says so, the sequences not scored yet
+    come back as None.
+    """
     packing = pack_trees(sequences, row_tokens)
     wanted = _wanted(packing, sequences, scored)
     head = plain_output_head(lm.model)
     results: list[Scored | None] = [None] * len(sequences)
     for batch in batch_rows(packing.rows, token_budget):
+        if stop is not None and stop():
+            return results
         requests: list[_Asked] = [
             (b, index, sources, targets)
             for b, row_index in enumerate(batch)

@@ -4,7 +4,7 @@
 ``hf:PATH_OR_ID[?gguf_file=F&dtype=D&device=X&batch_size=N&revision=R]``
 ``openai:MODEL[@BASE_URL][?timeout=S&structured=json|md_json|tools&api_key_env=VAR
                            &client=openai|langchain&http=aiohttp|httpx
-                           &echo_max_tokens=1|0&prefix=TEXT]``
+                           &echo_max_tokens=1|0&prefix=TEXT&max_reply_bytes=N]``
 
 Options after ``?`` are ``key=value`` pairs joined by ``&``; each backend says which it takes.
 A spec is written and printed only in its display form (`ModelSpec.label`), with credentials
@@ -41,7 +41,16 @@ SERIES_OPTIONS = ("params", "tokens", "step", "family")
 _SCALE = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
 
 TRANSPORT_OPTIONS = frozenset(
-    {"timeout", "api_key_env", "client", "http", "batch_size", "token_budget", "prefix_sharing"}
+    {
+        "timeout",
+        "api_key_env",
+        "client",
+        "http",
+        "max_reply_bytes",
+        "batch_size",
+        "token_budget",
+        "prefix_sharing",
+    }
 )
 """Spec options that change how requests travel or are batched, never their answers: they are
 not part of a model's name."""
@@ -126,6 +135,17 @@ def parse_spec(raw: str) -> ModelSpec:
     if colon and not target:
         raise SpecError(raw, f"missing model after '{backend}:'")
     return ModelSpec(raw=text, backend=backend, target=target, base_url=base_url, options=options)
+
+
+def spec_label(raw: str) -> str:
+    """The name a spec is written under (`ModelSpec.label`).
+
+    A spec that does not parse is written as it is, redacted.
+    """
+    try:
+        return parse_spec(raw).label
+    except SpecError:
+        return redact(raw)
 
 
 def decoding_overrides(spec: ModelSpec) -> dict[str, float | int]:

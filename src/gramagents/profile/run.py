@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, NothingToAsk
+from ..models.spec import spec_label
 from ..progress import SilentProgress
 from ..records import InputChange, ProfileManifest
 from ..report.mdtext import md_text
@@ -171,7 +172,7 @@ def _manifest(run: Run, suite: Suite, suite_file: Path, options: ProfileOptions)
     return ProfileManifest(
         run_id=run.run_id,
         command=options.command,
-        models=list(options.models),
+        models=[spec_label(model) for model in options.models],  # named as when it ends
         seed=options.seed,
         versions=package_versions(),
         hashes={"suite": file_hash(suite_file)},

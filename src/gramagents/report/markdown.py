@@ -134,7 +134,8 @@ def render_report(
         f"- models: {', '.join(map(md_text, manifest.models))}",
         f"- status: {status_text(manifest)}; {counts.items} answers, "
         f"{counts.requests_sent} requests sent, {counts.cache_hits} cache hits, "
-        f"{counts.invalid} invalid, {counts.failed} failed",
+        f"{counts.invalid} invalid, {counts.failed} failed"
+        + (f", {counts.not_asked} not asked" if counts.not_asked else ""),
         *_conditioning_lines(manifest.conditioning),
         *(f"- duplicates: {line}" for line in describe(dataset.get("duplicates"))),
         *(f"- {line}" for line in describe_answers(dataset.get("answers"))),

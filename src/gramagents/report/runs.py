@@ -13,6 +13,7 @@ from ..records import EvalManifest, ProfileManifest, RunManifest
 from ..runtime.run import Run
 from .build import render_build_report
 from .markdown import file_sections, markdown_table, render_report
+from .mdtext import code_span
 from .summary import Summary, summarize
 
 
@@ -73,19 +74,26 @@ def refresh_report(run: Path, view: bool = True) -> tuple[Path, RunManifest, Sum
 
 
 def compare_runs(runs: list[Path]) -> str:
-    """A markdown table of every (run, model) against every task of the given eval runs."""
+    """A markdown table of every (run, model) against every task of the given eval runs.
+
+    A build run has no answers to put beside others: one line names those left out.
+    """
     entries = []
     tasks: list[str] = []
+    builds: list[Path] = []
     for run in runs:
         _, manifest, summary = refresh_report(run, view=False)
+        if manifest.kind == "build":
+            builds.append(run)
         if summary is None:
             continue
         for task in manifest.tasks:
             if task not in tasks:
                 tasks.append(task)
         entries.append((manifest, summary))
+    left_out = _left_out(builds)
     if not entries:
-        return _paired(runs) or "No eval or profile runs among the folders given.\n"
+        return left_out + (_paired(runs) or "No eval or profile runs among the folders given.\n")
     rows: list[list[str]] = []
     for manifest, summary in entries:
         for model in manifest.models:
@@ -99,7 +107,19 @@ def compare_runs(runs: list[Path]) -> str:
                     else f"{score:.3f} ({tally.invalid_rate:.2f} inv.)"
                 )
             rows.append([manifest.run_id, model, *cells])
-    return "\n".join(markdown_table(["run", "model", *tasks], rows)) + "\n" + _paired(runs)
+    table = "\n".join(markdown_table(["run", "model", *tasks], rows)) + "\n"
+    return left_out + table + _paired(runs)
+
+
+def _left_out(builds: list[Path]) -> str:
+    """The line naming the build runs left out of a comparison (none: nothing)."""
+    if not builds:
+        return ""
+    named = ", ".join(code_span(str(run)) for run in builds)
+    return (
+        f"Left out: {named} (build runs hold no answers to put side by side with eval or "
+        "profile runs; `gramagents report` one alone shows its report).\n\n"
+    )
 
 
 def _paired(runs: list[Path]) -> str:

@@ -2,8 +2,8 @@
 
 An OS file lock (`flock` through the `filelock` package) on `.lock` in the folder: the kernel
 releases it when the holding process ends, however it ends (SIGKILL included), so a lock is
-never left stale. The holder writes its pid and command line beside it (`.lock.pid`), for the
-message a second command stops with.
+never left stale. The holder writes its pid and command line beside it (`.lock.pid`, its
+credentials masked as in every file written), for the message a second command stops with.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from ..errors import RunError
+from ..redact import redact_command
 from .rundir import now_iso, write_atomic
 
 LOCK_FILE = ".lock"
@@ -39,7 +40,8 @@ class FolderLock:
                 f"{self.folder}: in use by another gramagents command ({self.holder()}); "
                 "wait for it to end, or use another folder"
             ) from None
-        command = " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv))
+        argv = [os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv)]
+        command = " ".join(redact_command(argv))
         write_atomic(self.folder / PID_FILE, f"{os.getpid()} {now_iso()} {command}\n")
 
     def holder(self) -> str:

@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .run import Run
-from .rundir import iter_jsonl_raw, refuse_link, repair_jsonl
+from .rundir import iter_jsonl_raw, refuse_link, repair_jsonl, temporary_file
 
 RESPONSES = "responses.jsonl"
 SCORES = "scores.jsonl"
@@ -179,7 +178,7 @@ def _fill_texts(path: Path, scan: _Scan) -> None:
 def _rewrite(path: Path, drop: set[int]) -> None:
     """Rewrite a record file without the lines numbered in `drop`, atomically."""
     refuse_link(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = temporary_file(path)
     try:
         with os.fdopen(fd, "wb") as out, path.open("rb") as source:
             for number, raw in enumerate(source, start=1):

@@ -38,6 +38,7 @@ from pydantic import TypeAdapter
 from ..errors import GramagentsError, MissingExtra, RunError
 from ..extras import installed
 from ..records import BuildManifest, EvalManifest, InputChange, RunManifest
+from .interrupt import Interrupted
 from .lock import LOCK_FILES, FolderLock
 from .rundir import (
     JsonlAppender,
@@ -348,7 +349,7 @@ class Run:
 
 def describe_failure(failure: BaseException) -> str:
     """Why a command stopped, in one line for the manifest."""
-    if isinstance(failure, KeyboardInterrupt | asyncio.CancelledError):
+    if isinstance(failure, KeyboardInterrupt | asyncio.CancelledError | Interrupted):
         return "interrupted; re-run the same command to resume"
     if isinstance(failure, GramagentsError):
         return str(failure)

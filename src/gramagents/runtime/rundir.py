@@ -5,7 +5,8 @@ runtime/run.py owns the folder; these are its low-level helpers.
 Records are appended as soon as they exist, one `write` per batch of whole lines, and flushed;
 a process killed mid-write can leave at most one partial last line, which the next run of the
 same command cuts off before appending. Whole files (manifest, dataset, summary, report) are
-written to a temporary file in the same folder and renamed over the old one.
+written to a temporary file in the same folder and renamed over the old one. Every file and
+folder gets the mode `open` and `mkdir` give under the process's umask, temporary ones too.
 """
 
 from __future__ import annotations
@@ -36,10 +37,43 @@ def new_run_id(kind: str) -> str:
     return f"{kind}-{stamp}-{secrets.token_hex(2)}"
 
 
+def umask() -> int:
+    """The process's file mode creation mask (read, not changed, where the system allows)."""
+    try:
+        for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # elsewhere the only way to read it is to set it, and set it back
+    os.umask(mask)
+    return mask
+
+
+def temporary_file(path: Path) -> tuple[int, str]:
+    """A temporary file beside `path`, to be renamed over it, with the mode `open` gives.
+
+    `tempfile` makes it private (0600), and the rename would keep that.
+    """
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.fchmod(fd, 0o666 & ~umask())
+    return fd, tmp
+
+
+def temporary_folder(parent: Path, prefix: str, suffix: str = "") -> Path:
+    """A temporary folder in `parent`, to be renamed into place, with the mode `mkdir` gives.
+
+    `tempfile` makes it private (0700), and the rename would keep that.
+    """
+    folder = Path(tempfile.mkdtemp(prefix=prefix, suffix=suffix, dir=parent))
+    folder.chmod(0o777 & ~umask())
+    return folder
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Replace `path` with `text` so that readers see the old or the new file, never half."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = temporary_file(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
@@ -181,7 +215,7 @@ class JsonlAppender:
         self.written = 0
         """Lines appended through this appender."""
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(path, flags, 0o644)
+        fd = os.open(path, flags, 0o666)  # less the umask, as `open` makes files
         try:  # a link made since the check: the open file itself is what counts
             _refuse(path, os.fstat(fd))
         except RunError:

@@ -20,6 +20,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -119,6 +120,28 @@ def run_cli(
 ) -> subprocess.CompletedProcess[str]:
     """Run a command to its end, its output captured."""
     return subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def run_measured(
+    cmd: list[str], env: dict[str, str], cwd: Path, timeout: float = 600
+) -> tuple[int, str, int]:
+    """Run a command to its end: its exit code, its stderr, and its peak memory in bytes.
+
+    The peak is the most resident memory the process held, as the kernel counted it (`wait4`).
+    """
+    with tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=err)
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                process.kill()
+            time.sleep(0.05)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        return process.returncode, err.read().decode(errors="replace"), usage.ru_maxrss * 1024
 
 
 def jsonl_lines(path: Path) -> list[str]:

@@ -19,6 +19,8 @@ The kinds a plan draws from:
 | `truncated` | a 200 whose body stops halfway (fewer bytes than its Content-Length) |
 | `malformed` | a 200 whose body is not JSON |
 | `invalid` | a well-formed completion whose content fails the response schema |
+| `drip` | a 200 whose body comes one byte at a time (named only: not among the default kinds) |
+| `oversized` | a 200 with a well-formed completion of 20 MB, without a Content-Length (idem) |
 
 `invalid` applies only to requests that ask for structured output; other requests draw among
 the remaining kinds.
@@ -32,7 +34,10 @@ from dataclasses import dataclass
 from typing import Any
 
 PLAN_KINDS = ("429", "500", "503", "reset", "slow", "truncated", "malformed", "invalid")
-"""Every kind of fault a plan can draw."""
+"""The kinds of fault a plan draws by default."""
+HOSTILE_KINDS = ("drip", "oversized")
+"""Kinds a plan draws only when named: a body sent a byte at a time (`drip_s` apart), and a
+well-formed answer of `size` bytes sent without a Content-Length."""
 INVALID_OUTPUT = '{"gramagents_fault": "this object has none of the fields asked for"}'
 """The content of an `invalid` answer: JSON, but in no response schema's shape."""
 
@@ -48,6 +53,10 @@ class Fault:
     """Seconds sent in the `Retry-After` header of a 429."""
     hang_s: float = 30.0
     """How long a `slow` fault keeps the client waiting."""
+    drip_s: float = 0.05
+    """Seconds between the bytes of a `drip` answer."""
+    size: int = 20_000_000
+    """Bytes of an `oversized` answer."""
 
 
 def wants_structured(body: dict[str, Any]) -> bool:
@@ -75,9 +84,10 @@ class FaultPlan:
     """How long a `slow` answer takes; set it above the client's timeout."""
 
     def __post_init__(self) -> None:
-        unknown = sorted(set(self.kinds) - set(PLAN_KINDS))
+        known = (*PLAN_KINDS, *HOSTILE_KINDS)
+        unknown = sorted(set(self.kinds) - set(known))
         if unknown:
-            raise ValueError(f"unknown fault kind {unknown[0]} (known: {', '.join(PLAN_KINDS)})")
+            raise ValueError(f"unknown fault kind {unknown[0]} (known: {', '.join(known)})")
         if not 0.0 <= self.rate <= 1.0:
             raise ValueError(f"the fault rate must be between 0 and 1, not {self.rate}")
 

@@ -7,8 +7,10 @@ request it receives, by what it did with it (`counts`: `answered` or the fault's
 
 Faults come two ways: `inject` queues faults for the next requests (HTTP 429 with
 `Retry-After`, 500, 503, 401, a slow answer, a connection reset or closed, a truncated body,
-malformed JSON, output that fails the response schema), and a `FaultPlan` (testing/faults.py)
-fails a seeded fraction of all requests with kinds drawn from those. With an `ssl_context` it
+malformed JSON, output that fails the response schema, a body that drips a byte at a time, an
+answer of 20 MB), and a `FaultPlan` (testing/faults.py) fails a seeded fraction of all
+requests with kinds drawn from those. `drip_s` and `reply_bytes` make every answer drip, or
+every answer that large. `basic_auth` makes it require credentials. With an `ssl_context` it
 speaks HTTPS. It listens on 127.0.0.1 only.
 
 Given a `scorer` (testing/prompt_scorer.py, e.g. `ModelScorer.embedded()`), it also answers
@@ -28,9 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import ssl
-import struct
 import threading
 import time
 from collections import Counter, deque
@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import MissingDependency
+from .fault_replies import drip, drop, error_response, oversized, truncated
 from .faults import INVALID_OUTPUT, PLAN_KINDS, Fault, FaultPlan, body_digest, wants_structured
 
 __all__ = [
@@ -82,6 +83,10 @@ class FakeChatServer:
     model: str = "fake"
     api_key: str | None = None
     """When set, `GET /v1/models` answers 401 to any other bearer key."""
+    basic_auth: tuple[str, str] | None = None
+    """(user, password): when set, every request without them as basic auth answers 401."""
+    authorizations: Counter[str] = field(default_factory=Counter)
+    """`Authorization` headers received, by value."""
     faults: deque[Fault] = field(default_factory=deque)
     plan: FaultPlan | None = None
     """Fails a seeded fraction of the requests that no injected fault is queued for."""
@@ -98,6 +103,11 @@ class FakeChatServer:
     """A `ModelScorer` that answers `/v1/completions`; none: that endpoint answers 404."""
     prompt_logprobs: bool = True
     """False: completions come back with `logprobs: null`, as from a server without echo."""
+    drip_s: float = 0.0
+    """Above 0: every chat answer's body is sent one byte at a time, this many seconds apart."""
+    reply_bytes: int = 0
+    """Above 0: every chat answer is a completion this many bytes long (its content padded),
+    sent in chunks without a Content-Length."""
     completion_bodies: list[dict[str, Any]] = field(default_factory=list)
     """Bodies of the completions requests received so far."""
     _in_flight: int = 0
@@ -120,6 +130,7 @@ class FakeChatServer:
             self.seen.clear()
             self.faults.clear()
             self.completion_bodies.clear()
+            self.authorizations.clear()
             self.max_in_flight = 0
             self.plan = plan
 
@@ -174,7 +185,7 @@ class FakeChatServer:
 
         loop = asyncio.new_event_loop()
         self._loop = loop
-        app = web.Application()
+        app = web.Application(middlewares=[self._authorize])
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/v1/completions", self._completions)
@@ -196,6 +207,24 @@ class FakeChatServer:
             loop.close()
 
     # -- handlers ----------------------------------------------------------------------------
+
+    @property
+    def _authorize(self) -> Any:
+        """Middleware: count the `Authorization` header; refuse it if not `basic_auth`'s."""
+        from aiohttp import BasicAuth, web
+
+        @web.middleware
+        async def authorize(request: Any, handler: Any) -> Any:
+            header = request.headers.get("Authorization", "")
+            with self._lock:
+                self.authorizations[header] += 1
+            if self.basic_auth is not None and header != BasicAuth(*self.basic_auth).encode():
+                return web.json_response(
+                    {"error": {"message": "invalid credentials", "type": "auth"}}, status=401
+                )
+            return await handler(request)
+
+        return authorize
 
     async def _models(self, request: Any) -> Any:
         from aiohttp import web
@@ -241,6 +270,12 @@ class FakeChatServer:
             if fault is not None:
                 return await self._fault(fault, request, body)
             text = self.responder(body)
+            if self.reply_bytes:
+                return await oversized(
+                    request, _completion(body, text, self.model), self.reply_bytes
+                )
+            if self.drip_s:
+                return await drip(request, _completion(body, text, self.model), self.drip_s)
             return web.json_response(_completion(body, text, self.model))
         finally:
             with self._lock:
@@ -287,7 +322,7 @@ class FakeChatServer:
 
         kind = fault.kind
         if kind in ("429", "401", "500", "503"):
-            return _error_response(kind, fault.retry_after)
+            return error_response(kind, fault.retry_after)
         if kind in ("slow", "timeout"):
             await asyncio.sleep(fault.hang_s)
             return web.json_response({"error": {"message": "too late"}}, status=504)
@@ -296,54 +331,19 @@ class FakeChatServer:
         if kind == "invalid":
             return web.json_response(_completion(body, INVALID_OUTPUT, self.model))
         if kind == "truncated":
-            return await _truncated(request, _completion(body, self.responder(body), self.model))
+            return await truncated(request, _completion(body, self.responder(body), self.model))
+        if kind == "drip":
+            return await drip(
+                request, _completion(body, self.responder(body), self.model), fault.drip_s
+            )
+        if kind == "oversized":
+            return await oversized(
+                request, _completion(body, self.responder(body), self.model), fault.size
+            )
         if kind in ("reset", "disconnect"):
-            _drop(request, reset=kind == "reset")
+            drop(request, reset=kind == "reset")
             return web.Response(status=500)
         raise ValueError(f"unknown fault {kind}")
-
-
-def _error_response(status: str, retry_after: float | None) -> Any:
-    from aiohttp import web
-
-    messages = {
-        "429": ("rate limited", "rate_limit"),
-        "401": ("invalid key", "auth"),
-        "500": ("server error", "server"),
-        "503": ("overloaded", "server"),
-    }
-    message, kind = messages[status]
-    headers = {}
-    if status == "429" and retry_after is not None:
-        headers["Retry-After"] = f"{retry_after:g}"
-    return web.json_response(
-        {"error": {"message": message, "type": kind}}, status=int(status), headers=headers
-    )
-
-
-async def _truncated(request: Any, payload: dict[str, Any]) -> Any:
-    """Promise the whole body in Content-Length, send half of it and close the connection."""
-    from aiohttp import web
-
-    data = json.dumps(payload).encode()
-    response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
-    response.content_length = len(data)
-    await response.prepare(request)
-    await response.write(data[: len(data) // 2])
-    _drop(request, reset=False)
-    return response
-
-
-def _drop(request: Any, reset: bool) -> None:
-    """Close the request's connection now; with `reset`, as a TCP reset (RST, no FIN)."""
-    transport = request.transport
-    if transport is None:
-        return
-    if reset:
-        sock = transport.get_extra_info("socket")
-        if sock is not None:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    transport.abort()
 
 
 def _completion(body: dict[str, Any], text: str, model: str) -> dict[str, Any]:
@@ -416,6 +416,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--hang", type=float, default=2.0)
     parser.add_argument("--retry-after", type=float, default=0.1)
+    parser.add_argument("--drip", type=float, default=0.0, help="seconds between body bytes")
+    parser.add_argument("--reply-bytes", type=int, default=0, help="pad every answer to N bytes")
     args = parser.parse_args()
     answer = args.answer
     plan = None
@@ -428,7 +430,12 @@ def main() -> None:
             hang_s=args.hang,
         )
     server = FakeChatServer(
-        responder=lambda body: answer, delay=args.delay, port=args.port, plan=plan
+        responder=lambda body: answer,
+        delay=args.delay,
+        port=args.port,
+        plan=plan,
+        drip_s=args.drip,
+        reply_bytes=args.reply_bytes,
     )
     if args.embedded:
         from .prompt_scorer import ModelScorer

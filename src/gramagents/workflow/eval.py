@@ -8,6 +8,8 @@ are both there and agree) and its inputs compared with the run's (workflow/eval_
 changed template, rubric, judge, conditioning or endpoint is refused, or with
 `--resume-changed=reask` the answers it touches are set aside and asked again). What is done
 is not asked again; answers whose score line was lost are served from the response cache.
+A stop (Ctrl-C, SIGTERM: runtime/interrupt.py) ends the eval within seconds: what was answered
+is recorded, the rest is counted not asked, and the folder is left `partial`, to be resumed.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from ..report import runs as run_reports
 from ..report.summary import ScoreEntry, SummaryBuilder
 from ..resources import file_hash
 from ..runtime.cache import open_cache
+from ..runtime.interrupt import STOP
 from ..runtime.memory import collected_every, long_lived
 from ..runtime.reconcile import FAILURES, RESPONSES, SCORES, Stale, reconcile
 from ..runtime.retry import RetryPolicy
@@ -111,6 +114,9 @@ class RecordWriter:
         self.scored: dict[tuple[str, str], bool] = {}
         """(model, item) to whether its answer was invalid, for every item done: those an
         earlier run of the folder left (what this run need not ask again) and this run's."""
+        self.failed: set[tuple[str, str]] = set()
+        """(model, item) whose request failed (or whose judge could not be reached) in this
+        run: recorded, and asked again when the run is resumed."""
         self.written = 0
 
     def resume(self, stale: Stale | None = None) -> int:
@@ -144,6 +150,7 @@ class ChunkRecords:
         self.scores: list[str] = []
         self.entries: list[ScoreEntry] = []
         self.done: list[tuple[str, bool]] = []
+        self.failed: list[str] = []
 
     def add(self, response: ResponseRecord, score: ScoreRecord | None = None) -> None:
         """One item's response (a failure goes to `failures.jsonl`) and its score, if any."""
@@ -157,6 +164,8 @@ class ChunkRecords:
             if entry is not None:
                 self.entries.append(entry)
             self.done.append((score.item_id, score.invalid))
+        else:
+            self.failed.append(response.item_id)
 
     def commit(self) -> None:
         """Append the chunk's lines (flushed), then count its scores."""
@@ -168,6 +177,7 @@ class ChunkRecords:
         writer.summary.add_entries(self.entries)
         for item_id, invalid in self.done:
             writer.scored[self.model, item_id] = invalid
+        writer.failed.update((self.model, item_id) for item_id in self.failed)
         writer.written += len(self.responses) + len(self.scores)
 
 
@@ -296,7 +306,9 @@ async def _run_eval(
             raise
         finally:
             progress.stop()
-            count(manifest, models, selection.items, resumed, writer.scored, judges)
+            count(
+                manifest, models, selection.items, resumed, (writer.scored, writer.failed), judges
+            )
             try:
                 run.settle(
                     manifest,
@@ -321,6 +333,7 @@ async def _evaluate(
     """Ask every model what it has not answered; returns how many answers were done before."""
     items, resumed = setting.selection.items, 0
     for model in models:
+        STOP.check()  # stopped: the models not started are not asked (Interrupted)
         pending = (
             [i for i in items if (model.label, i.id) not in writer.scored]
             if writer.scored
@@ -344,6 +357,7 @@ async def _evaluate(
                 writer.folder, manifest, writer.summary.summary()
             )
         await _evaluate_model(context, pending, progress)
+    STOP.check()  # the graph recorded what was answered before the stop
     return resumed
 
 

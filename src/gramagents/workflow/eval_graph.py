@@ -11,7 +11,9 @@ part of the graph: it arrives in the run config, so the same compiled graph runs
 transformers model and an API model. A chunk's `answer` node asks the model, has the rubric
 judge score the answers of judged tasks (when there are any, eval_judge.py), then reads each
 answer with its task's extraction chain and scores it, item by item (one pass over the
-chunk's items, while each is at hand, eval_score.py), and appends the chunk's records.
+chunk's items, while each is at hand, eval_score.py), and appends the chunk's records. After a
+stop (runtime/interrupt.py) a chunk records what was answered and leaves out what was not
+asked; chunks not yet started do not start.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
 from ..records import ChatRequest, Generation, Item, Loglikelihood, LoglikelihoodRequest
+from ..runtime.interrupt import STOP
 from ..runtime.memory import collector_paused, keep_out_of_collection
 from .eval_judge import judge_answers
 from .eval_score import ChunkScorer
@@ -166,13 +169,17 @@ async def answer(chunk: ChunkState, config: RunnableConfig) -> dict[str, Any]:
     per-step bookkeeping for every step of every chunk (bench/graph.py).
     """
     ctx = _context(config)
+    if STOP.requested:  # stopping: no chunk starts (its items are not asked)
+        return {"answered": 0}
     planned = "work" in chunk
     work = chunk["work"] if planned else _render(chunk["items"], ctx)
     await generate(work, ctx, keyed=planned)
-    ctx.tally("answered", len(work))
-    await judge_answers(work, ctx)
-    scored = ChunkScorer(ctx).score(work)
-    ctx.advance(len(work))
+    asked = [entry for entry in work if not entry.not_asked]  # all of them but on a stop
+    ctx.tally("answered", len(asked))
+    await judge_answers(asked, ctx)
+    asked = [entry for entry in asked if not entry.not_asked]
+    scored = ChunkScorer(ctx).score(asked)
+    ctx.advance(len(asked))
     if planned:  # the plan's work lives as long as the run: its answers must not
         for entry in work:
             entry.forget_answer()

@@ -120,6 +120,7 @@ async def judge_one(
     if outcome.value is None:
         verdict.error = outcome.error or "no judgment"
         verdict.unreachable = outcome.unreachable
+        verdict.interrupted = outcome.interrupted
         return verdict
     verdict.dimensions = outcome.value.dimension_scores()
     verdict.total = outcome.value.total_score()

@@ -123,24 +123,28 @@ def count(
     models: list[Model],
     items: list[Item],
     resumed: int,
-    done: dict[tuple[str, str], bool],
+    outcomes: tuple[dict[tuple[str, str], bool], set[tuple[str, str]]],
     judges: list[Model],
 ) -> None:
     """Set the manifest's counts and status from what the folder holds.
 
-    Only the run's models and items count; `done` maps (model, item) to whether its answer
-    was invalid.
+    Only the run's models and items count. `outcomes`: (model, item) to whether its answer
+    was invalid, for every item done; and the (model, item) this run failed. The rest were
+    not asked.
     """
+    done, failures = outcomes
     labels = {m.label for m in models}
     in_scope = len(labels) * len(items)
     ids = {i.id for i in items}
     finished = [bad for (label, item), bad in done.items() if label in labels and item in ids]
+    failed = sum(1 for key in failures if key[0] in labels and key[1] in ids and key not in done)
     manifest.counts = Counts(
         items=in_scope,
         requests_sent=sum(m.stats.requests_sent for m in [*models, *judges]),
         cache_hits=sum(m.stats.cache_hits for m in models) + resumed,
         invalid=sum(finished),
-        failed=in_scope - len(finished),
+        failed=failed,
+        not_asked=in_scope - len(finished) - failed,
     )
     if judges and manifest.judge is not None:
         manifest.judge.update(judge_counts(judges))

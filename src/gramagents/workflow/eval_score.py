@@ -19,6 +19,10 @@ from .eval_work import EvalContext, ItemWork, LikelihoodPair
 
 SCORE_META_KEYS = ("point", "name", "category", "level", "language", "position")
 """Item metadata every score line carries (besides its task's breakdowns)."""
+STORED_RAW_CHARS = 65_536
+"""Characters of a raw answer a response line keeps (the answer is read and scored whole; a
+longer one is kept to here, with its length in `raw_chars`), so that a model or server that
+answers at length cannot fill the run folder."""
 
 
 class ChunkScorer:
@@ -59,11 +63,13 @@ class ChunkScorer:
         extraction = entry.extraction = extract(
             self.tasks[item.task].extractor, text, known, request.messages
         )
+        cut = text is not None and len(text) > STORED_RAW_CHARS
         return ResponseRecord(
             model=self.label,
             item_id=item.id,
             task=item.task,
-            raw=text,
+            raw=text[:STORED_RAW_CHARS] if cut and text is not None else text,
+            raw_chars=len(text) if cut and text is not None else None,
             extracted=extraction.value,
             rule=extraction.rule,
             invalid_reason=extraction.reason if text is not None else None,
@@ -143,7 +149,8 @@ class ChunkScorer:
         assert extraction is not None
         invalid, reason = extraction.invalid, extraction.reason
         if verdict is not None:
-            result, invalid = judged_score(verdict, response.raw or "", extraction)
+            whole = entry.generation.text if entry.generation is not None else response.raw
+            result, invalid = judged_score(verdict, whole or "", extraction)
             reason = (reason or "no-judgment") if invalid else None
         elif item.answer is None:
             result = ItemScore({})

@@ -55,6 +55,19 @@ class ItemWork:
     extraction: Extraction | None = None
     score: ItemScore | None = None
 
+    @property
+    def not_asked(self) -> bool:
+        """Whether a stop left the model's answer, or the judge's verdict, unasked.
+
+        Such an item is not recorded at all: the resumed run asks it (what was answered is
+        in the cache).
+        """
+        if self.generation is not None and self.generation.interrupted:
+            return True
+        if self.likelihoods is not None and any(s.interrupted for s in self.likelihoods):
+            return True
+        return self.verdict is not None and self.verdict.interrupted
+
     def forget_answer(self) -> None:
         """Let go of what the chunk added, keeping what the plan rendered.
 

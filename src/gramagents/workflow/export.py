@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ from ..extras import require
 from ..records import BuildManifest, Item
 from ..report.mdtext import code_span, md_cell, md_text
 from ..runtime.run import MANIFEST, Run
+from ..runtime.rundir import temporary_folder
 from ..sources.datasets import read_items
 from ..sources.exported import COLUMNS, EXPORT_INFO, item_row
 
@@ -84,7 +84,7 @@ def _export(
     counts = _check_counts(dataset.items, manifest, folder)
     licence = license or manifest.license or "unknown"
     out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    staging = temporary_folder(out.parent, f".{out.name}.", ".tmp")
     try:
         columns = {name: [item_row(i)[name] for i in dataset.items] for name in COLUMNS}
         if to == "parquet":

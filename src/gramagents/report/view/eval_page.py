@@ -267,6 +267,7 @@ def run_facts(run: EvalRun) -> str:
             ("cache hits", counts.cache_hits),
             ("invalid", counts.invalid),
             ("failed", counts.failed),
+            ("not asked", counts.not_asked or None),
             ("judge", judge.get("model")),
             ("started", manifest.started),
             ("finished", manifest.finished),

@@ -35,7 +35,7 @@ from ...extras import require
 from ...records import Item, RunManifest
 from ...runtime.run import MANIFEST, describe_failure
 from ...runtime.run import Run as HeldRun
-from ...runtime.rundir import write_atomic
+from ...runtime.rundir import temporary_folder, write_atomic
 from ..summary import Summary, SummaryBuilder
 from .build_page import build_overview, write_failures, write_rejected, write_review
 from .eval_page import EvalRun, comparison, eval_overview
@@ -121,7 +121,7 @@ def write_view(
         if (out / MANIFEST).is_file():  # a run folder: its owner's, as long as this writes
             stack.enter_context(HeldRun.existing(out))
         out.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".view-", dir=out))
+        staging = temporary_folder(out, ".view-")
         try:
             result, page = _write(runs, out, staging)
             _swap(staging, out / "view")
