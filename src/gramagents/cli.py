@@ -1,17 +1,32 @@
-"""The `gramagents` command: parse, call the library, print."""
+"""The `gramagents` command: parse, call the library (`gramagents.jobs`), print."""
 
 from __future__ import annotations
 
-import asyncio
 import sys
-from collections.abc import Coroutine
-from enum import Enum
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.console import Console
 
+from .cli_options import (
+    FORMAT_OPTION,
+    SOURCE_LIMIT_OPTION,
+    Concurrency,
+    Conditioning,
+    ExportTo,
+    JudgeModel,
+    Limit,
+    NoCache,
+    OnChange,
+    ResumeChanged,
+    RunDir,
+    Seed,
+    SourceLimit,
+    Switch,
+    Threads,
+)
 from .cli_runtime import (
     add_commands,
     apply_threads,
@@ -19,14 +34,13 @@ from .cli_runtime import (
     format_help,
     limit_help,
     may_name_a_recipe_command,
-    progress_display,
     standalone,
 )
 from .errors import GramagentsError
 from .redact import redact
 
 if TYPE_CHECKING:
-    from .workflow.eval import EvalResult
+    from .results import BuildResult, EvalResult, ProfileResult
 
 T = TypeVar("T")
 
@@ -42,84 +56,6 @@ out = Console()
 err = Console(stderr=True)
 
 
-class Switch(str, Enum):
-    """on/off option values."""
-
-    on = "on"
-    off = "off"
-
-
-RunDir = Annotated[
-    Path | None,
-    typer.Option("--run-dir", help="Run folder; re-running a command with it resumes the run."),
-]
-Limit = Annotated[
-    int | None,
-    typer.Option(
-        min=1,
-        help="Sample N questions per task with --seed (a question: the items that share a "
-        "meta.question, else one item), spread over categories and source files.",
-    ),
-]
-SOURCE_LIMIT_OPTION = typer.Option(
-    "--limit", min=1, help="Read only the first N units of the source (`build --help` lists them)."
-)
-SourceLimit = Annotated[int | None, SOURCE_LIMIT_OPTION]
-Seed = Annotated[int | None, typer.Option(help="Seed for sampling and shuffles.")]
-Concurrency = Annotated[int, typer.Option(min=1, help="Requests in flight at once (API models).")]
-NoCache = Annotated[
-    bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")
-]
-
-
-Threads = Annotated[
-    int | None,
-    typer.Option(
-        min=1,
-        help="Threads for local models (default: the CPUs this process may use, less those "
-        "other processes keep busy as it starts; OMP_NUM_THREADS when set).",
-    ),
-]
-
-
-JudgeModel = Annotated[
-    str,
-    typer.Option(
-        "--judge-model",
-        "--judge",
-        help="Model spec of the rubric judge for open-ended tasks (any backend; best a capable "
-        "model other than the one under test: the embedded default is a smoke test, not a judge).",
-    ),
-]
-
-Conditioning = Annotated[
-    str | None,
-    typer.Option(
-        help="How minimal pairs are scored: spaced (each sentence after a space, as "
-        "lm-eval's BLiMP tasks) or bare (as a text begins). Default: the task's own "
-        "(BLiMP and GEC-PAIR spaced, CLiMP bare).",
-    ),
-]
-
-
-class OnChange(str, Enum):
-    """What a resume does when inputs changed since its records were made."""
-
-    refuse = "refuse"
-    reask = "reask"
-
-
-ResumeChanged = Annotated[
-    OnChange,
-    typer.Option(
-        "--resume-changed",
-        help="When --run-dir's records were made under other inputs (a prompt template, "
-        "rubric, recipe, source, conditioning or model endpoint since changed): refuse, or "
-        "reask (set those records aside, ask them again, and record both hashes).",
-    ),
-]
-
-
 def _command() -> list[str]:
     """The command line as runs record it: credentials in it masked."""
     return [redact(arg) for arg in sys.argv]
@@ -129,9 +65,10 @@ def _say(text: str) -> None:
     out.print(text, soft_wrap=True, markup=False, highlight=False)
 
 
-def _run(coroutine: Coroutine[Any, Any, T]) -> T:
+def _call(job: Callable[[], T]) -> T:
+    """`job()`, a user error printed as one line, an interrupt as the line that says resume."""
     try:
-        return asyncio.run(coroutine)
+        return job()
     except GramagentsError as exc:
         raise fail(exc) from None
     except KeyboardInterrupt:
@@ -139,17 +76,10 @@ def _run(coroutine: Coroutine[Any, Any, T]) -> T:
         raise typer.Exit(130) from None
 
 
-def _build_source(recipe: str, source: Path | None) -> Path:
-    """Fail on an unknown recipe or a missing --source before the build's libraries load."""
-    from .resources import recipe_path
+def _progress() -> object:
+    from .progress import display
 
-    try:
-        recipe_path(recipe)
-    except GramagentsError as exc:
-        raise fail(exc) from None
-    if source is None:
-        raise fail(GramagentsError("build: --source is required (the file or folder it reads)"))
-    return source
+    return display(err)
 
 
 @app.command()
@@ -178,41 +108,48 @@ def build(
     threads: Threads = None,
 ) -> None:
     """Build a dataset: read a grammar source, run the recipe's agents, assemble banks."""
-    source = _build_source(recipe, source)
-    from .workflow.build import BuildOptions, run_build
+    from . import jobs
 
+    # before the threads are fitted and the build's libraries load: a slip is told at once
+    _call(lambda: jobs.check_build_inputs(recipe, source))
+    assert source is not None
     apply_threads(threads)
-
-    options = BuildOptions(
-        source=source,
-        agents=agents is Switch.on,
-        agent_model=agent_model,
-        run_dir=run_dir,
-        limit=limit,
-        seed=seed,
-        concurrency=concurrency,
-        use_cache=not no_cache,
-        command=_command(),
-        resume_changed=resume_changed.value,
-    )
-    result = _run(run_build(recipe, options, progress_display(err)))
-    counts = result.manifest.tasks
-    if result.items:
-        _say(
-            f"built {len(result.items)} items ({', '.join(f'{t} {n}' for t, n in counts.items())})"
+    result = _call(
+        lambda: jobs.build(
+            recipe,
+            source,
+            run_dir,
+            agents=agents is Switch.on,
+            agent_model=agent_model,
+            limit=limit,
+            seed=seed,
+            concurrency=concurrency,
+            cache=not no_cache,
+            resume_changed=resume_changed.value,
+            progress=_progress(),  # type: ignore[arg-type]
+            command=_command(),
         )
+    )
+    _say_build(result)
+
+
+def _say_build(result: BuildResult) -> None:
+    """How many items the build made, by task, and where they and its report are."""
+    tasks = result.manifest.tasks
+    made = sum(tasks.values())
+    if made:
+        _say(f"built {made} items ({', '.join(f'{t} {n}' for t, n in tasks.items())})")
     else:
         _say(
             "built 0 items: nothing passed the recipe's checks (the stages in the report say where)"
         )
+    warnings = (result.manifest.artifacts or {}).get("warnings")
+    if warnings:
+        _say(f"warnings: {len(warnings)}, listed in the report (its Warnings section)")
     _say(f"dataset: {result.dataset_path}")
-    if result.folder.file("report.html").is_file():
-        _say(f"view: {result.folder.file('report.html')} (open in a browser)")
-    _say(f"report: {result.folder.file('report.md')}")
-
-
-FORMAT_OPTION = typer.Option("--format", help="Dataset format (`eval --help` lists them).")
-"""Its help is filled from the format registry when help is asked for (`main`)."""
+    if result.view_path is not None:
+        _say(f"view: {result.view_path} (open in a browser)")
+    _say(f"report: {result.report_path}")
 
 
 @app.command(name="eval")
@@ -235,7 +172,7 @@ def evaluate(
     ] = None,
     run_dir: RunDir = None,
     limit: Limit = None,
-    seed: Seed = None,
+    seed: Annotated[int, typer.Option(help="Seed for sampling.")] = 1234,
     concurrency: Concurrency = 16,
     no_cache: NoCache = False,
     judge: JudgeModel = "smollm2",
@@ -244,27 +181,29 @@ def evaluate(
     threads: Threads = None,
 ) -> None:
     """Evaluate models on a dataset and write per-item records and a report."""
-    from .workflow.eval import EvalOptions, run_eval
+    from . import jobs
 
     apply_threads(threads)
-
-    options = EvalOptions(
-        models=model or ["smollm2"],
-        fmt=fmt,
-        answers=answers,
-        run_dir=run_dir,
-        limit=limit,
-        seed=seed if seed is not None else 1234,
-        concurrency=concurrency,
-        use_cache=not no_cache,
-        command=_command(),
-        judge=judge,
-        conditioning=conditioning,
-        resume_changed=resume_changed.value,
+    result = _call(
+        lambda: jobs.evaluate(
+            dataset,
+            model or ["smollm2"],
+            run_dir,
+            format=fmt,
+            answers=answers,
+            limit=limit,
+            seed=seed,
+            concurrency=concurrency,
+            cache=not no_cache,
+            judge_models=[judge],
+            conditioning=conditioning,
+            resume_changed=resume_changed.value,
+            progress=_progress(),  # type: ignore[arg-type]
+            command=_command(),
+        )
     )
-    result = _run(run_eval(dataset, options, progress_display(err)))
     _say_eval(result)
-    if result.manifest.status != "complete":
+    if not result.complete:
         raise typer.Exit(1)
 
 
@@ -277,17 +216,86 @@ def _say_eval(result: EvalResult) -> None:
         f"{counts.cache_hits} cache hits, {counts.invalid} invalid, {counts.failed} failed"
         + by_judge
     )
-    page = result.folder.file("report.html")
-    if page.is_file():
-        _say(f"view: {page} (open in a browser)")
+    if result.view_path is not None:
+        _say(f"view: {result.view_path} (open in a browser)")
     _say(f"report: {result.report_path}")
 
 
-class ExportTo(str, Enum):
-    """Formats `gramagents export` writes."""
+def _sources(given: list[str] | None) -> dict[str, Path]:
+    """`ENTRY=PATH` options as a mapping."""
+    sources: dict[str, Path] = {}
+    for value in given or []:
+        name, sep, path = value.partition("=")
+        if not sep or not name or not path:
+            raise fail(GramagentsError(f"--source {value}: expected ENTRY=PATH"))
+        sources[name] = Path(path)
+    return sources
 
-    parquet = "parquet"
-    hf = "hf"
+
+@app.command()
+def profile(
+    suite: Annotated[
+        str, typer.Option(help="Suite name (zh-pedagogy, en-syntax) or a suite YAML file.")
+    ],
+    model: Annotated[
+        list[str] | None,
+        typer.Option("--model", help="Model spec (repeatable): each is profiled and compared."),
+    ] = None,
+    source: Annotated[
+        list[str] | None,
+        typer.Option(help="ENTRY=PATH: the source or dataset of a suite entry (repeatable)."),
+    ] = None,
+    run_dir: RunDir = None,
+    limit: Limit = None,
+    seed: Annotated[int, typer.Option(help="Seed for sampling and the bootstrap.")] = 1234,
+    boot: Annotated[int, typer.Option(min=0, help="Bootstrap resamples (0: no intervals).")] = (
+        2000
+    ),
+    agent_model: Annotated[
+        str | None, typer.Option(help="Model spec for the agents of builds that run them.")
+    ] = None,
+    judge: Annotated[str, typer.Option(help="Model spec of the rubric judge.")] = "smollm2",
+    concurrency: Concurrency = 16,
+    no_cache: NoCache = False,
+    threads: Threads = None,
+) -> None:
+    """A model's grammar competence across every method of a suite, with paired comparisons."""
+    from . import jobs
+
+    apply_threads(threads)
+    result = _call(
+        lambda: jobs.profile(
+            suite,
+            model or ["smollm2"],
+            run_dir,
+            sources=_sources(source),
+            limit=limit,
+            seed=seed,
+            boot=boot,
+            agent_model=agent_model,
+            judge_models=[judge],
+            concurrency=concurrency,
+            cache=not no_cache,
+            progress=_progress(),  # type: ignore[arg-type]
+            command=_command(),
+        )
+    )
+    _say_profile(result)
+    if not result.complete:
+        raise typer.Exit(1)
+
+
+def _say_profile(result: ProfileResult) -> None:
+    """Each model's chance-corrected competences, and where the profile is."""
+    for model_name, blocks in result.data.get("competences", {}).items():
+        shown = ", ".join(
+            f"{c} {b['corrected']['value']:.2f}" if b else f"{c} —" for c, b in blocks.items()
+        )
+        _say(f"{model_name}: {shown}")
+    _say(f"{result.manifest.status}: profile {result.path / 'profile.json'}")
+    if result.view_path is not None:
+        _say(f"view: {result.view_path} (open in a browser)")
+    _say(f"report: {result.report_path}")
 
 
 @app.command()
@@ -343,7 +351,8 @@ def report(
     runs: Annotated[list[Path], typer.Argument(help="Run folders.")],
 ) -> None:
     """Refresh run reports from their records; with several runs, print them side by side."""
-    from .report.runs import compare_runs, refresh_report
+    from .profiles.compare import compare_runs
+    from .report.runs import refresh_report
 
     try:
         if len(runs) == 1:
@@ -471,9 +480,7 @@ def add_recipe_commands() -> None:
 def main() -> None:
     """Console-script entry point."""
     from .process import command_process
-    from .profile.command import add_profile_command  # it builds on this module's options
 
-    add_profile_command(app)
     if "--help" in sys.argv[1:]:  # only then: listing the formats imports the recipes
         FORMAT_OPTION.help, SOURCE_LIMIT_OPTION.help = format_help(), limit_help()
     if may_name_a_recipe_command(app, sys.argv[1:]):

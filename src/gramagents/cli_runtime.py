@@ -6,13 +6,11 @@ Only the command line calls these; the library changes nothing process-wide by i
 from __future__ import annotations
 
 import functools
-import os
 import sys
 from collections.abc import Callable
 from typing import Any
 
 import typer
-from rich.console import Console
 
 from .errors import GramagentsError
 from .redact import redact
@@ -35,22 +33,6 @@ def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
             raise fail(exc) from None
 
     return run
-
-
-def progress_display(err: Console) -> Any:
-    """Bars on a terminal; elsewhere (a log, a pipe, CI) a plain line every few seconds.
-
-    `GRAMAGENTS_PROGRESS_S` sets the seconds between lines.
-    """
-    from .progress import LineProgress, RichProgress
-
-    if err.is_terminal:
-        return RichProgress(err)
-    seconds = os.environ.get("GRAMAGENTS_PROGRESS_S", "")
-    try:
-        return LineProgress(err, interval=max(0.0, float(seconds)))
-    except ValueError:  # unset or not a number: the default interval
-        return LineProgress(err)
 
 
 def apply_threads(requested: int | None) -> None:

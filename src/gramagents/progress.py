@@ -2,14 +2,17 @@
 
 A phase (a build stage, one model's eval) has a size, counts its finished steps and, beside
 them, named tallies (an agent stage's accepted and rejected calls, the judge's verdicts).
-On a terminal each phase is a rich bar; on a log, a pipe or CI (`LineProgress`) each update
-is one plain line on stderr, at most one every `interval` seconds, plus a line when a phase
-starts and ends, and a heartbeat line while a phase makes no visible progress, so a log
-shows the work is alive. Library use shows nothing (`SilentProgress`).
+On a terminal, and in a notebook with ipywidgets (rich draws its bars there), each phase is a
+rich bar; on a log, a pipe or CI (`LineProgress`) each update is one plain line on stderr, at
+most one every `interval` seconds, plus a line when a phase starts and ends, and a heartbeat
+line while a phase makes no visible progress, so a log shows the work is alive (`display`
+chooses). Library calls that ask for none show nothing (`SilentProgress`).
 """
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import threading
 import time
 from typing import Protocol
@@ -228,3 +231,49 @@ class LineProgress:
             with self._lock:
                 if self._active and time.monotonic() - self._printed >= beat:
                     self._emit()
+
+
+def display(console: Console | None = None) -> ProgressSink:
+    """The progress display for `console` (default: stderr).
+
+    Bars on a terminal, and in a notebook where rich can draw them (ipywidgets installed);
+    elsewhere (a log, a pipe, CI, a notebook without ipywidgets) a plain line every few
+    seconds, `GRAMAGENTS_PROGRESS_S` setting how many.
+    """
+    console = console or Console(stderr=True)
+    if console.is_jupyter:
+        if importlib.util.find_spec("ipywidgets") is not None:
+            return RichProgress(console)
+    elif console.is_terminal:
+        return RichProgress(console)
+    try:
+        return LineProgress(console, interval=max(0.0, float(os.environ["GRAMAGENTS_PROGRESS_S"])))
+    except (KeyError, ValueError):  # unset or not a number: the default interval
+        return LineProgress(console)
+
+
+class Labelled:
+    """Another sink's display with every phase and line named (`LABEL: ...`).
+
+    A profile names each entry's build and eval so (their stage lines would be alike).
+    """
+
+    def __init__(self, sink: ProgressSink, label: str) -> None:
+        self.sink = sink
+        self.label = label
+
+    def start(self, label: str, total: int) -> None:
+        """Begin a named phase."""
+        self.sink.start(f"{self.label}: {label}", total)
+
+    def advance(self, steps: int = 1, **tallies: int) -> None:
+        """Count, as the sink does."""
+        self.sink.advance(steps, **tallies)
+
+    def note(self, message: str) -> None:
+        """Say something, named."""
+        self.sink.note(f"{self.label}: {message}")
+
+    def stop(self) -> None:
+        """End the display."""
+        self.sink.stop()

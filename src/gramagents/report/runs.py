@@ -1,7 +1,6 @@
-"""`gramagents report RUN...`: refresh run reports and compare runs side by side.
+"""Run reports: written when a command finishes (`Run.finish`), refreshed by `gramagents report`.
 
-Also the reports every command that changes a run's records writes when it finishes
-(`Run.finish`).
+`gramagents report A B` (runs side by side) builds on these: profiles/compare.py.
 """
 
 from __future__ import annotations
@@ -12,7 +11,7 @@ from pathlib import Path
 from ..records import EvalManifest, ProfileManifest, RunManifest
 from ..runtime.run import Run
 from .build import render_build_report
-from .markdown import file_sections, markdown_table, render_report
+from .markdown import file_sections, render_report
 from .summary import Summary, summarize
 
 
@@ -27,7 +26,7 @@ def write_reports(
     if isinstance(manifest, EvalManifest):
         return write_eval_report(folder, manifest, summary)
     if isinstance(manifest, ProfileManifest):
-        from ..profile.markdown import read_profile, render_profile
+        from .profile import read_profile, render_profile
 
         data = read_profile(folder.path)
         if data is not None:
@@ -70,42 +69,3 @@ def refresh_report(run: Path, view: bool = True) -> tuple[Path, RunManifest, Sum
 
             write_view([folder.path], summary=summary, sections=files)
     return folder.file("report.md"), manifest, summary
-
-
-def compare_runs(runs: list[Path]) -> str:
-    """A markdown table of every (run, model) against every task of the given eval runs."""
-    entries = []
-    tasks: list[str] = []
-    for run in runs:
-        _, manifest, summary = refresh_report(run, view=False)
-        if summary is None:
-            continue
-        for task in manifest.tasks:
-            if task not in tasks:
-                tasks.append(task)
-        entries.append((manifest, summary))
-    if not entries:
-        return _paired(runs) or "No eval or profile runs among the folders given.\n"
-    rows: list[list[str]] = []
-    for manifest, summary in entries:
-        for model in manifest.models:
-            cells = []
-            for task in tasks:
-                tally = summary.tallies.get((model, task))
-                score = summary.headline(model, task)
-                cells.append(
-                    "—"
-                    if tally is None or score is None
-                    else f"{score:.3f} ({tally.invalid_rate:.2f} inv.)"
-                )
-            rows.append([manifest.run_id, model, *cells])
-    return "\n".join(markdown_table(["run", "model", *tasks], rows)) + "\n" + _paired(runs)
-
-
-def _paired(runs: list[Path]) -> str:
-    """The paired comparison of the runs' models on their shared items, if any."""
-    from ..profile.compare import compare_folders
-    from ..profile.markdown import paired_lines
-
-    comparisons = [c for c in compare_folders(runs) if c["n"]]
-    return "\n".join(paired_lines(comparisons)) + "\n" if comparisons else ""

@@ -23,7 +23,7 @@ RADAR_NOTE = (
 
 def profile_overview(folder: Path, manifest: RunManifest, figures: Figures) -> str:
     """The profile page's overview, from the folder's `profile.json`."""
-    from ...profile.markdown import competence_lines, paired_lines, read_profile
+    from ..profile import competence_lines, paired_lines, read_profile
 
     data = read_profile(folder)
     head = facts(

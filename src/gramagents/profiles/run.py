@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..progress import SilentProgress
+from ..progress import Labelled, SilentProgress
 from ..records import ProfileManifest
 from ..resources import file_hash
 from ..runtime.run import Run
@@ -201,7 +201,7 @@ async def _run_entry(job: _Job, name: str, entry: Entry, source: Path) -> dict[s
         command=options.command,
         judge=options.judge,
     )
-    result = await run_eval(target, eval_options, progress())
+    result = await run_eval(target, eval_options, Labelled(progress(), name))
     record.update(
         eval=str(Path("evals") / name),
         limit=limit,
@@ -250,7 +250,7 @@ async def _build(
         use_cache=options.use_cache,
         command=options.command,
     )
-    await run_build(entry.build.recipe, build_options, progress())
+    await run_build(entry.build.recipe, build_options, Labelled(progress(), folder.name))
     return folder
 
 

@@ -11,6 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from ..records import EvalManifest, ProfileManifest
+from ..report.markdown import markdown_table
+from ..report.profile import paired_lines
+from ..report.runs import refresh_report
 from ..runtime.run import read_manifest
 from .compute import Settings, paired
 from .scores import ItemScore, read_entry
@@ -73,3 +76,39 @@ def compare_folders(folders: list[Path], settings: Settings | None = None) -> li
     if competence_of is not None:
         rows_all = [r for r in rows_all if r.task in competence_of]
     return paired(rows_all, competence_of, settings or Settings(), order)
+
+
+def compare_runs(runs: list[Path]) -> str:
+    """A markdown table of every (run, model) against every task of the given eval runs."""
+    entries = []
+    tasks: list[str] = []
+    for run in runs:
+        _, manifest, summary = refresh_report(run, view=False)
+        if summary is None:
+            continue
+        for task in manifest.tasks:
+            if task not in tasks:
+                tasks.append(task)
+        entries.append((manifest, summary))
+    if not entries:
+        return _paired(runs) or "No eval or profile runs among the folders given.\n"
+    rows: list[list[str]] = []
+    for manifest, summary in entries:
+        for model in manifest.models:
+            cells = []
+            for task in tasks:
+                tally = summary.tallies.get((model, task))
+                score = summary.headline(model, task)
+                cells.append(
+                    "—"
+                    if tally is None or score is None
+                    else f"{score:.3f} ({tally.invalid_rate:.2f} inv.)"
+                )
+            rows.append([manifest.run_id, model, *cells])
+    return "\n".join(markdown_table(["run", "model", *tasks], rows)) + "\n" + _paired(runs)
+
+
+def _paired(runs: list[Path]) -> str:
+    """The paired comparison of the runs' models on their shared items, if any."""
+    comparisons = [c for c in compare_folders(runs) if c["n"]]
+    return "\n".join(paired_lines(comparisons)) + "\n" if comparisons else ""

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..records import ProfileManifest
-from ..report.markdown import markdown_table
+from .markdown import markdown_table
 
 POOLING = (
     "Chance-corrected score: (score − RANDOM) / (1 − RANDOM) over the competence's items, "
