@@ -20,15 +20,16 @@ T = TypeVar("T")
 def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """The result of the coroutine `make()` returns, run to its end (its exception raised).
 
-    An interrupt of the waiting thread (Ctrl-C, a notebook's stop button) cancels the
-    coroutine, waits for it to wind down (so that it leaves its run folder as a stopped
-    command does) and is raised again.
+    An interrupt of the waiting thread (Ctrl-C, a notebook's stop button), or the cancelling
+    of the task that waits (`asyncio.run` turns Ctrl-C into that), cancels the coroutine,
+    waits for it to wind down (so that it leaves its run folder as a stopped command does)
+    and is raised again.
     """
     try:
         asyncio.get_running_loop()
     except RuntimeError:  # no loop in this thread: the plain way
         return asyncio.run(make())
-    return _on_worker(make)
+    return _on_worker(make, asyncio.current_task())
 
 
 class _Outcome:
@@ -42,7 +43,9 @@ class _Outcome:
         self.error: BaseException | None = None
 
 
-def _on_worker(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+def _on_worker(
+    make: Callable[[], Coroutine[Any, Any, T]], caller: asyncio.Task[Any] | None
+) -> T:
     outcome = _Outcome()
 
     def work() -> None:
@@ -66,6 +69,8 @@ def _on_worker(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
     try:
         while worker.is_alive():
             worker.join(timeout=0.2)  # short waits: an interrupt reaches this thread
+            if caller is not None and caller.cancelling():
+                raise asyncio.CancelledError  # the caller's loop was asked to stop
     except BaseException:
         _cancel(outcome, worker)
         raise
