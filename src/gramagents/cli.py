@@ -145,7 +145,7 @@ def _say_build(result: BuildResult) -> None:
         )
     warnings = (result.manifest.artifacts or {}).get("warnings")
     if warnings:
-        _say(f"warnings: {len(warnings)}, listed in the report (its Warnings section)")
+        _say(f"{len(warnings)} warnings, listed in {result.report_path} (its Warnings section)")
     _say(f"dataset: {result.dataset_path}")
     if result.view_path is not None:
         _say(f"view: {result.view_path} (open in a browser)")

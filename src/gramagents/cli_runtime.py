@@ -52,11 +52,20 @@ def standalone(app: typer.Typer) -> int:
     except typer.TyperException as exc:  # click's usage errors (a missing option, ...)
         context = getattr(exc, "ctx", None)
         usage = f" (see '{context.command_path} --help')" if context is not None else ""
-        message = exc.format_message()  # type: ignore[attr-defined]
+        message = plain(exc.format_message())  # type: ignore[attr-defined]
         if message:  # no message: the help was shown (a command given no arguments)
             print(f"error: {message}{usage}", file=sys.stderr)
         return int(getattr(exc, "exit_code", 2))
     return result if isinstance(result, int) else 0
+
+
+def plain(message: str) -> str:
+    """A usage error's message as one plain clause: the validator's prefix and full stop gone.
+
+    ("Invalid value for '--agents': Value error, 'of' is not one of 'on', 'off'." reads
+    "Invalid value for '--agents': 'of' is not one of 'on', 'off'".)
+    """
+    return message.replace("Value error, ", "").rstrip(".")
 
 
 def may_name_a_recipe_command(app: typer.Typer, args: list[str]) -> bool:

@@ -106,10 +106,10 @@ def _display(progress: Progress) -> Callable[[], ProgressSink]:
 
 
 def check_build_inputs(recipe: str, source: PathLike | None) -> Path:
-    """The recipe known and the source there, before the build's libraries load."""
-    from .resources import recipe_path
+    """The recipe readable and the source there, before the build's libraries load."""
+    from .workflow.recipe import load_recipe
 
-    recipe_path(recipe)
+    load_recipe(recipe)
     if source is None:
         raise GramagentsError("build: --source is required (the file or folder it reads)")
     if not Path(source).exists():

@@ -34,6 +34,8 @@ class ItemScore:
     """`namespace:point`, the id items are joined by across entries; None when it has none."""
     answer: Any = None
     gold: Any = None
+    reason: str | None = None
+    """Why the answer is invalid (`refusal`, `no-answer`, ...), when it is."""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -85,6 +87,7 @@ def read_entry(
             point=f"{namespace}:{point}" if point not in (None, "") else None,
             answer=record.get("extracted"),
             gold=record.get("gold"),
+            reason=record.get("invalid_reason"),
         )
         rows[row.model, task, row.item_id] = row
     return list(rows.values())
