@@ -183,15 +183,22 @@ def test_an_interrupt_in_a_cell_cancels_the_job_and_reaches_the_caller(loop):
 
     seen: list[str] = []
 
+    running = threading.Event()
+
     async def job():
+        running.set()
         try:
             await asyncio.sleep(30)
         except asyncio.CancelledError:
             seen.append("cancelled")
             raise
 
+    def interrupt() -> None:  # Ctrl-C once the job runs
+        if running.wait(10):
+            _thread.interrupt_main()
+
     async def cell():
-        threading.Timer(0.3, _thread.interrupt_main).start()
+        threading.Thread(target=interrupt).start()
         run_sync(job)
 
     started = time.monotonic()
@@ -199,11 +206,11 @@ def test_an_interrupt_in_a_cell_cancels_the_job_and_reaches_the_caller(loop):
         if loop == "asyncio.run's":  # its Ctrl-C cancels the waiting task
             asyncio.run(cell())
         else:  # a kernel's loop: Ctrl-C is a KeyboardInterrupt where the thread is
-            running = asyncio.new_event_loop()
+            kernel = asyncio.new_event_loop()
             try:
-                running.run_until_complete(cell())
+                kernel.run_until_complete(cell())
             finally:
-                running.close()
+                kernel.close()
     assert seen == ["cancelled"] and time.monotonic() - started < 10
     assert not [t for t in threading.enumerate() if t.name == "gramagents-call"]
 

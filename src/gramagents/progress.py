@@ -15,6 +15,7 @@ import importlib.util
 import os
 import threading
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 from rich.console import Console
@@ -118,6 +119,41 @@ class RichProgress:
         if self._started:
             self._progress.stop()
             self._started = False
+
+
+class Steps:
+    """A phase's steps counted as they arrive and settled as its chunks end.
+
+    Work done in chunks (an eval's) counts each step when it happens (an answer back, a
+    verdict in) and, when a chunk ends, settles the steps the chunk was to make, so that
+    steps that never arrive one by one (an answer that failed, a repeated request) are
+    counted then. The display shows the larger of the two sums, never past `total`, so it
+    moves with the work, never backwards, and ends at `total`.
+    """
+
+    def __init__(self, advance: Callable[..., None], total: int) -> None:
+        self.advance = advance
+        """`advance(steps, **tallies)`: a sink's `advance`, or a function around it."""
+        self.total = total
+        self.arrived = 0
+        self.settled = 0
+        self.shown = 0
+
+    def arrive(self, count: int, **tallies: int) -> None:
+        """Count steps that happened (and add to the named tallies)."""
+        self.arrived += count
+        self._show(tallies)
+
+    def settle(self, count: int) -> None:
+        """A chunk ended: its `count` steps are done, arrived one by one or not."""
+        self.settled += count
+        self._show({})
+
+    def _show(self, tallies: dict[str, int]) -> None:
+        target = min(self.total, max(self.arrived, self.settled))
+        step, self.shown = max(0, target - self.shown), max(self.shown, target)
+        if step or tallies:
+            self.advance(step, **tallies)
 
 
 def stage_line(stage: str, counts: dict[str, int], seconds: float | None = None) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,9 @@ from .hf_load import (
     resolve_dtype,
 )
 from .spec import ModelSpec
+
+Deliver = Callable[[int, Generation], None]
+"""Hands one answer back (its request's index) as soon as its batch has made it."""
 
 OPTIONS = {
     "gguf_file",
@@ -87,6 +90,7 @@ class HFBackend(Backend):
 
     name = "hf"
     supports_loglikelihood = True
+    counts_answers = True  # its batchers count each answer as they hand it back
     structured_mode = "guided"
 
     def __init__(self, spec: ModelSpec, settings: BackendSettings) -> None:
@@ -132,7 +136,9 @@ class HFBackend(Backend):
         # every field a batched pass over the prompts again (faster for many short prompts).
         self.guided_steps = steps
         self._steps: Any = None
-        self._generate_batcher = MicroBatcher(self._generate_sync, self.batch_size * 4)
+        self._generate_batcher = MicroBatcher(
+            self._generate_sync, self.batch_size * 4, streaming=True
+        )
         # Scoring takes many requests at once: the more sequences meet, the more prefixes
         # they share (prefix_tree); the token budget still bounds each forward pass.
         self._score_batcher = MicroBatcher(
@@ -218,7 +224,10 @@ class HFBackend(Backend):
         context = min(lm.max_length, self.max_length or lm.max_length)
         return _cut_middle(list(ids), max(8, context - request.params.max_tokens))
 
-    def _generate_sync(self, requests: list[ChatRequest]) -> list[Generation]:
+    def _generate_sync(
+        self, requests: list[ChatRequest], deliver: Deliver | None = None
+    ) -> list[Generation]:
+        """Completions of `requests`, in order; each handed to `deliver` as its batch ends."""
         encoded = [self.render(r) for r in requests]
         free: dict[GenParams, list[int]] = defaultdict(list)
         guided: dict[str, list[int]] = defaultdict(list)
@@ -243,6 +252,8 @@ class HFBackend(Backend):
                     batch, self._generate_batch([encoded[i] for i in batch], params), strict=True
                 ):
                     results[index] = generation
+                    if deliver is not None:
+                        deliver(index, generation)
         decoder = self._guided_decoder()
         for key, indices in guided.items():
             ordered = sorted(indices, key=lambda i: -len(encoded[i]))
@@ -254,6 +265,8 @@ class HFBackend(Backend):
                 elapsed = time.perf_counter() - started
                 for index, generation in zip(batch, outputs, strict=True):
                     results[index] = generation.model_copy(update={"latency_s": elapsed})
+                    if deliver is not None:
+                        deliver(index, results[index])
         return _filled(results)
 
     def _guided_decoder(self) -> GuidedDecoder:

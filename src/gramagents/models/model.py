@@ -29,6 +29,7 @@ from ..records import (
     LoglikelihoodRequest,
     Message,
 )
+from ..runtime.answers import arrived
 from ..runtime.cache import Cache, NullCache, canonical_json
 from .base import Backend
 from .spec import decoding_overrides
@@ -119,10 +120,12 @@ class Model:
         """
         if not self.cache.enabled:
             answers = await self.backend.complete(requests)
+            self._arrived(len(answers))
             self.stats.failed += sum(1 for g in answers if g.error is not None)
             return answers
         keys = keys if keys is not None else self.chat_keys(requests)
         found = self.cache.get_many(keys)
+        arrived(sum(1 for key in keys if key in found))
         todo: dict[str, ChatRequest] = {}
         for key, request in zip(keys, requests, strict=True):
             if key not in found and key not in todo:
@@ -163,6 +166,7 @@ class Model:
         """
         if not self.backend.answers_one_by_one or len(todo) == 1:
             answers = await call(list(todo.values()))
+            self._arrived(len(answers))
             fresh = dict(zip(todo, answers, strict=True))
             kept = {k: a.model_dump(mode="json") for k, a in fresh.items() if storable(a)}
             self.cache.put_many(kept)
@@ -173,12 +177,18 @@ class Model:
         async def one(key: str, request: Any) -> Any:
             async with slots:
                 [answer] = await call([request])
+                self._arrived(1)
                 if storable(answer):
                     self.cache.put_many({key: answer.model_dump(mode="json")})
             return answer
 
         answers = await asyncio.gather(*(one(k, r) for k, r in todo.items()))
         return dict(zip(todo, answers, strict=True))
+
+    def _arrived(self, count: int) -> None:
+        """Report answers the backend gave to the asker's progress, unless it reports them."""
+        if not self.backend.counts_answers:
+            arrived(count)
 
     def _answer_slots(self) -> asyncio.Semaphore:
         """The limit on requests out and answers not yet stored, shared by every call.
@@ -197,9 +207,12 @@ class Model:
     ) -> list[Loglikelihood]:
         """Log-probabilities of continuations, cached like completions."""
         if not self.cache.enabled:
-            return await self.backend.loglikelihood(requests)
+            scored = await self.backend.loglikelihood(requests)
+            self._arrived(len(scored))
+            return scored
         keys = keys if keys is not None else self.likelihood_keys(requests)
         found = self.cache.get_many(keys)
+        arrived(sum(1 for key in keys if key in found))
         todo = {k: r for k, r in zip(keys, requests, strict=True) if k not in found}
         fresh: dict[str, Loglikelihood] = {}
         if todo:

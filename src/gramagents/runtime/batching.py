@@ -3,7 +3,10 @@
 Agents call a model one request at a time, from many concurrent tasks; a local model is fast
 only when it sees many requests at once. The batcher queues what callers submit and hands the
 model up to `max_batch` queued requests at a time, oldest first, in a worker thread, so the
-event loop keeps running (and keeps queueing) while the model computes.
+event loop keeps running (and keeps queueing) while the model computes. A `streaming` batcher
+hands the model a `deliver(index, result)` too: each answer is handed back as the model
+makes it (a local model's inner batch), not when the whole batch ends. Each answer is
+counted for its caller's progress as it is handed back (runtime/answers.py).
 """
 
 from __future__ import annotations
@@ -11,7 +14,9 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
+
+from . import answers
 
 Req = TypeVar("Req")
 Res = TypeVar("Res")
@@ -22,11 +27,14 @@ class MicroBatcher(Generic[Req, Res]):
 
     def __init__(
         self,
-        run_batch: Callable[[list[Req]], Sequence[Res]],
+        run_batch: Callable[..., Sequence[Res]],
         max_batch: int,
         linger_s: float = 0.002,
+        streaming: bool = False,
     ) -> None:
         self._run_batch = run_batch
+        self.streaming = streaming
+        """`run_batch(requests, deliver)` hands answers back as it makes them."""
         self.max_batch = max(1, max_batch)
         self._linger_s = linger_s
         self._pending: deque[tuple[Req, asyncio.Future[Res]]] = deque()
@@ -38,8 +46,11 @@ class MicroBatcher(Generic[Req, Res]):
             return []
         loop = asyncio.get_running_loop()
         futures: list[asyncio.Future[Res]] = []
+        count = answers.counter()
         for request in requests:
             future: asyncio.Future[Res] = loop.create_future()
+            if count is not None:
+                future.add_done_callback(lambda done: _count(done, count))
             self._pending.append((request, future))
             futures.append(future)
         worker = self._worker
@@ -59,7 +70,7 @@ class MicroBatcher(Generic[Req, Res]):
             if not batch:
                 continue
             try:
-                results = await asyncio.to_thread(self._run_batch, [r for r, _ in batch])
+                results = await asyncio.to_thread(self._run_batch, *self._arguments(batch))
             except BaseException as exc:  # noqa: BLE001 - handed to every waiting caller
                 for _, future in batch:
                     if not future.done():
@@ -70,3 +81,26 @@ class MicroBatcher(Generic[Req, Res]):
             for (_, future), result in zip(batch, results, strict=True):
                 if not future.done():
                     future.set_result(result)
+
+    def _arguments(self, batch: list[tuple[Req, asyncio.Future[Res]]]) -> tuple[Any, ...]:
+        """`run_batch`'s arguments: the requests, and for a streaming batcher `deliver`."""
+        requests = [r for r, _ in batch]
+        if not self.streaming:
+            return (requests,)
+        loop = asyncio.get_running_loop()
+
+        def deliver(index: int, result: Res) -> None:  # called from the worker thread
+            loop.call_soon_threadsafe(_settle, batch[index][1], result)
+
+        return requests, deliver
+
+
+def _settle(future: asyncio.Future[Res], result: Res) -> None:
+    if not future.done():
+        future.set_result(result)
+
+
+def _count(future: asyncio.Future[Any], count: answers.Counter) -> None:
+    """Count a caller's answer once it is there (a failed or dropped one is not)."""
+    if not future.cancelled() and future.exception() is None:
+        count(1)

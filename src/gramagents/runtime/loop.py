@@ -37,15 +37,16 @@ class _Outcome:
 
     def __init__(self) -> None:
         self.ready = threading.Event()
+        self.done = threading.Event()
+        """Set as the worker ends (waited on, not `Thread.join`: a join that an interrupt
+        breaks into can take the thread for ended while it runs)."""
         self.loop: asyncio.AbstractEventLoop | None = None
         self.task: asyncio.Task[Any] | None = None
         self.value: Any = None
         self.error: BaseException | None = None
 
 
-def _on_worker(
-    make: Callable[[], Coroutine[Any, Any, T]], caller: asyncio.Task[Any] | None
-) -> T:
+def _on_worker(make: Callable[[], Coroutine[Any, Any, T]], caller: asyncio.Task[Any] | None) -> T:
     outcome = _Outcome()
 
     def work() -> None:
@@ -63,23 +64,24 @@ def _on_worker(
                 outcome.error = exc
             finally:
                 outcome.ready.set()
+        outcome.done.set()
 
     worker = threading.Thread(target=work, name="gramagents-call", daemon=True)
-    worker.start()
     try:
-        while worker.is_alive():
-            worker.join(timeout=0.2)  # short waits: an interrupt reaches this thread
+        worker.start()  # an interrupt may come as soon as the job runs, before `start` returns
+        while not outcome.done.wait(timeout=0.2):  # short waits: an interrupt reaches us
             if caller is not None and caller.cancelling():
                 raise asyncio.CancelledError  # the caller's loop was asked to stop
     except BaseException:
-        _cancel(outcome, worker)
+        _cancel(outcome)
         raise
+    worker.join()
     if outcome.error is not None:
         raise outcome.error
     return outcome.value  # type: ignore[no-any-return]
 
 
-def _cancel(outcome: _Outcome, worker: threading.Thread) -> None:
+def _cancel(outcome: _Outcome) -> None:
     """Cancel the worker's coroutine and wait until it has wound down."""
     outcome.ready.wait()
     loop, task = outcome.loop, outcome.task
@@ -88,4 +90,4 @@ def _cancel(outcome: _Outcome, worker: threading.Thread) -> None:
             loop.call_soon_threadsafe(task.cancel)
         except RuntimeError:  # the loop closed in between: nothing left to cancel
             pass
-    worker.join()
+    outcome.done.wait()

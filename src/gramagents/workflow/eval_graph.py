@@ -17,18 +17,22 @@ from __future__ import annotations
 
 import asyncio
 import operator
+from collections.abc import Awaitable, Callable
 from functools import lru_cache
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, TypedDict, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
 from ..records import ChatRequest, Generation, Item, Loglikelihood, LoglikelihoodRequest
+from ..runtime.answers import counting
 from ..runtime.memory import collector_paused, keep_out_of_collection
 from .eval_judge import judge_answers
 from .eval_score import ChunkScorer
-from .eval_work import ChunkState, EvalContext, ItemWork, requests_of
+from .eval_work import ChunkState, EvalContext, ItemWork, requests_of, steps_of
+
+T = TypeVar("T")
 
 CACHED_CHUNK = 1000
 """Items per chunk when the cache holds every answer of the chunk."""
@@ -134,19 +138,50 @@ async def generate(work: list[ItemWork], ctx: EvalContext, keyed: bool) -> None:
     pair_keys = [k for w in pairs for k in w.keys] if keyed else None
     answers: list[Generation] = []
     likelihoods: list[Loglikelihood] = []
+    answered = Answered(ctx)
     if chats and pairs:  # both kinds in one chunk: asked side by side
         answers, likelihoods = await asyncio.gather(
-            model.generate(requests, keys=chat_keys),
-            model.loglikelihood(scored, keys=pair_keys),
+            counted(model.generate(requests, keys=chat_keys), answered.item),
+            counted(model.loglikelihood(scored, keys=pair_keys), answered.half),
         )
     elif chats:  # awaited directly: a backend that answers at once lets the chunk run through
-        answers = await model.generate(requests, keys=chat_keys)
+        with counting(answered.item):
+            answers = await model.generate(requests, keys=chat_keys)
     elif pairs:
-        likelihoods = await model.loglikelihood(scored, keys=pair_keys)
+        with counting(answered.half):
+            likelihoods = await model.loglikelihood(scored, keys=pair_keys)
     for entry, generation in zip(chats, answers, strict=True):
         entry.generation = generation
     for at, entry in enumerate(pairs):
         entry.likelihoods = (likelihoods[2 * at], likelihoods[2 * at + 1])
+
+
+class Answered:
+    """Counts a chunk's items as their answers arrive.
+
+    A chat answer is an item; two scored sentences (a minimal pair's) are one.
+    """
+
+    def __init__(self, ctx: EvalContext) -> None:
+        self.ctx = ctx
+        self.sentences = 0
+
+    def item(self, count: int) -> None:
+        """`count` chat answers arrived."""
+        self.ctx.tally("answered", count)
+
+    def half(self, count: int) -> None:
+        """`count` sentences of minimal pairs were scored."""
+        self.sentences += count
+        pairs, self.sentences = divmod(self.sentences, 2)
+        if pairs:
+            self.ctx.tally("answered", pairs)
+
+
+async def counted(job: Awaitable[T], counter: Callable[[int], None]) -> T:
+    """`job`'s result, its answers counted by `counter` as they arrive."""
+    with counting(counter):
+        return await job
 
 
 async def answer(chunk: ChunkState, config: RunnableConfig) -> dict[str, Any]:
@@ -158,11 +193,10 @@ async def answer(chunk: ChunkState, config: RunnableConfig) -> dict[str, Any]:
     ctx = _context(config)
     planned = "work" in chunk
     work = chunk["work"] if planned else _render(chunk["items"], ctx)
-    await generate(work, ctx, keyed=planned)
-    ctx.tally("answered", len(work))
-    await judge_answers(work, ctx)
+    await generate(work, ctx, keyed=planned)  # each answer counted as it arrives
+    await judge_answers(work, ctx)  # each verdict counted as it arrives
     scored = ChunkScorer(ctx).score(work)
-    ctx.advance(len(work))
+    ctx.advance(steps_of((entry.item for entry in work), len(work), ctx))
     if planned:  # the plan's work lives as long as the run: its answers must not
         for entry in work:
             entry.forget_answer()
