@@ -16,7 +16,7 @@ from rich.console import Console
 
 from gramagents.progress import LineProgress, Steps
 from gramagents.runtime.answers import counting
-from gramagents.runtime.batching import MicroBatcher
+from gramagents.runtime.batching import MicroBatcher, deliver, delivering
 from gramagents.runtime.threads import choose_threads
 from gramagents.testing.drills import (
     cli_env,
@@ -249,15 +249,15 @@ def test_steps_show_what_arrived_or_settled_never_backwards_nor_past_the_total()
     assert sum(sink.steps) == 10 and sink.tallies == {"answered": 3, "judged": 4}
 
 
-def test_a_streaming_batcher_hands_each_answer_back_as_it_is_made_and_counts_it():
+def test_a_batcher_hands_each_answer_back_as_the_model_makes_it_and_counts_it():
     release = threading.Event()
 
-    def run_batch(requests, deliver):
+    def run_batch(requests):
         deliver(0, requests[0] * 10)  # the first inner batch is done
         release.wait(5)  # the rest takes longer
         return [r * 10 for r in requests]
 
-    batcher = MicroBatcher(run_batch, max_batch=8, streaming=True)
+    batcher = MicroBatcher(run_batch, max_batch=8)
     counted: list[int] = []
 
     async def ask():
@@ -320,9 +320,8 @@ def test_a_local_model_hands_back_each_inner_batch_as_it_ends(smollm2, monkeypat
         for word in ("yes", "no", "maybe")
     ]
     delivered: list[tuple[int, float]] = []
-    results = smollm2._generate_sync(
-        requests, lambda index, generation: delivered.append((index, time.monotonic()))
-    )
+    with delivering(lambda index, generation: delivered.append((index, time.monotonic()))):
+        results = smollm2._generate_sync(requests)
     ended = time.monotonic()
     assert sorted(i for i, _ in delivered) == [0, 1, 2] and len(results) == 3
     assert delivered[0][1] < ended - 0.01  # the first came back before the last was made

@@ -1,4 +1,4 @@
-"""How a command runs in its process: its progress display, its threads, its usage errors.
+"""How a command runs in its process: its threads, its usage errors, its recipe commands.
 
 Only the command line calls these; the library changes nothing process-wide by itself.
 """

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import BackendUnavailable, SpecError
 from ..extras import require
 from ..records import ChatRequest, Generation, GenParams, Loglikelihood, LoglikelihoodRequest
-from ..runtime.batching import MicroBatcher
+from ..runtime.batching import MicroBatcher, deliver
 from ..runtime.cache import canonical_json
 from .base import Backend, BackendSettings
 from .conditioning import encode, scoring_text
@@ -39,9 +39,6 @@ from .hf_load import (
     resolve_dtype,
 )
 from .spec import ModelSpec
-
-Deliver = Callable[[int, Generation], None]
-"""Hands one answer back (its request's index) as soon as its batch has made it."""
 
 OPTIONS = {
     "gguf_file",
@@ -90,7 +87,7 @@ class HFBackend(Backend):
 
     name = "hf"
     supports_loglikelihood = True
-    counts_answers = True  # its batchers count each answer as they hand it back
+    counts_answers = True  # its batchers count each answer as it is handed back (`deliver`)
     structured_mode = "guided"
 
     def __init__(self, spec: ModelSpec, settings: BackendSettings) -> None:
@@ -136,9 +133,7 @@ class HFBackend(Backend):
         # every field a batched pass over the prompts again (faster for many short prompts).
         self.guided_steps = steps
         self._steps: Any = None
-        self._generate_batcher = MicroBatcher(
-            self._generate_sync, self.batch_size * 4, streaming=True
-        )
+        self._generate_batcher = MicroBatcher(self._generate_sync, self.batch_size * 4)
         # Scoring takes many requests at once: the more sequences meet, the more prefixes
         # they share (prefix_tree); the token budget still bounds each forward pass.
         self._score_batcher = MicroBatcher(
@@ -224,10 +219,7 @@ class HFBackend(Backend):
         context = min(lm.max_length, self.max_length or lm.max_length)
         return _cut_middle(list(ids), max(8, context - request.params.max_tokens))
 
-    def _generate_sync(
-        self, requests: list[ChatRequest], deliver: Deliver | None = None
-    ) -> list[Generation]:
-        """Completions of `requests`, in order; each handed to `deliver` as its batch ends."""
+    def _generate_sync(self, requests: list[ChatRequest]) -> list[Generation]:
         encoded = [self.render(r) for r in requests]
         free: dict[GenParams, list[int]] = defaultdict(list)
         guided: dict[str, list[int]] = defaultdict(list)
@@ -251,9 +243,7 @@ class HFBackend(Backend):
                 for index, generation in zip(
                     batch, self._generate_batch([encoded[i] for i in batch], params), strict=True
                 ):
-                    results[index] = generation
-                    if deliver is not None:
-                        deliver(index, generation)
+                    results[index] = deliver(index, generation)
         decoder = self._guided_decoder()
         for key, indices in guided.items():
             ordered = sorted(indices, key=lambda i: -len(encoded[i]))
@@ -264,9 +254,8 @@ class HFBackend(Backend):
                 )
                 elapsed = time.perf_counter() - started
                 for index, generation in zip(batch, outputs, strict=True):
-                    results[index] = generation.model_copy(update={"latency_s": elapsed})
-                    if deliver is not None:
-                        deliver(index, results[index])
+                    timed = generation.model_copy(update={"latency_s": elapsed})
+                    results[index] = deliver(index, timed)
         return _filled(results)
 
     def _guided_decoder(self) -> GuidedDecoder:

@@ -3,23 +3,53 @@
 Agents call a model one request at a time, from many concurrent tasks; a local model is fast
 only when it sees many requests at once. The batcher queues what callers submit and hands the
 model up to `max_batch` queued requests at a time, oldest first, in a worker thread, so the
-event loop keeps running (and keeps queueing) while the model computes. A `streaming` batcher
-hands the model a `deliver(index, result)` too: each answer is handed back as the model
-makes it (a local model's inner batch), not when the whole batch ends. Each answer is
-counted for its caller's progress as it is handed back (runtime/answers.py).
+event loop keeps running (and keeps queueing) while the model computes. The model may hand
+each answer back as it makes it (`deliver(index, result)` from inside `run_batch`, a local
+model as each inner batch ends), and its caller has it at once, not when the whole batch
+ends. Each answer is counted for its caller's progress as it is handed back
+(runtime/answers.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Generic, TypeVar
 
 from . import answers
 
 Req = TypeVar("Req")
 Res = TypeVar("Res")
+T = TypeVar("T")
+
+_HAND_BACK: ContextVar[Callable[[int, Any], None] | None] = ContextVar(
+    "gramagents_hand_back", default=None
+)
+"""Where `deliver` hands answers to, in the thread that runs a batch (none: nowhere)."""
+
+
+def deliver(index: int, result: T) -> T:
+    """Hand the answer to the batch's request `index` back at once; returns `result`.
+
+    A no-op outside a batcher's batch (a direct call, a test).
+    """
+    hand_back = _HAND_BACK.get()
+    if hand_back is not None:
+        hand_back(index, result)
+    return result
+
+
+@contextmanager
+def delivering(hand_back: Callable[[int, Any], None]) -> Iterator[None]:
+    """Have `deliver` inside the block hand answers to `hand_back` (what a batcher does)."""
+    token = _HAND_BACK.set(hand_back)
+    try:
+        yield
+    finally:
+        _HAND_BACK.reset(token)
 
 
 class MicroBatcher(Generic[Req, Res]):
@@ -27,14 +57,11 @@ class MicroBatcher(Generic[Req, Res]):
 
     def __init__(
         self,
-        run_batch: Callable[..., Sequence[Res]],
+        run_batch: Callable[[list[Req]], Sequence[Res]],
         max_batch: int,
         linger_s: float = 0.002,
-        streaming: bool = False,
     ) -> None:
         self._run_batch = run_batch
-        self.streaming = streaming
-        """`run_batch(requests, deliver)` hands answers back as it makes them."""
         self.max_batch = max(1, max_batch)
         self._linger_s = linger_s
         self._pending: deque[tuple[Req, asyncio.Future[Res]]] = deque()
@@ -70,7 +97,8 @@ class MicroBatcher(Generic[Req, Res]):
             if not batch:
                 continue
             try:
-                results = await asyncio.to_thread(self._run_batch, *self._arguments(batch))
+                with delivering(_hand_back(batch)):  # to_thread takes the context along
+                    results = await asyncio.to_thread(self._run_batch, [r for r, _ in batch])
             except BaseException as exc:  # noqa: BLE001 - handed to every waiting caller
                 for _, future in batch:
                     if not future.done():
@@ -82,17 +110,15 @@ class MicroBatcher(Generic[Req, Res]):
                 if not future.done():
                     future.set_result(result)
 
-    def _arguments(self, batch: list[tuple[Req, asyncio.Future[Res]]]) -> tuple[Any, ...]:
-        """`run_batch`'s arguments: the requests, and for a streaming batcher `deliver`."""
-        requests = [r for r, _ in batch]
-        if not self.streaming:
-            return (requests,)
-        loop = asyncio.get_running_loop()
 
-        def deliver(index: int, result: Res) -> None:  # called from the worker thread
-            loop.call_soon_threadsafe(_settle, batch[index][1], result)
+def _hand_back(batch: list[tuple[Any, asyncio.Future[Any]]]) -> Callable[[int, Any], None]:
+    """Settles a batch's request `index` with its answer, from the thread that runs the batch."""
+    loop = asyncio.get_running_loop()
 
-        return requests, deliver
+    def hand_back(index: int, result: Any) -> None:
+        loop.call_soon_threadsafe(_settle, batch[index][1], result)
+
+    return hand_back
 
 
 def _settle(future: asyncio.Future[Res], result: Res) -> None:
