@@ -27,7 +27,7 @@ SRC = ROOT / "src" / "gramagents"
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 TOOL_EXTRAS = {"test", "bench", "docs", "all"}
 """Extras for working on gramagents (or grouping others), not parts of it."""
-NOT_INSTALLED_HERE = {"comet": "unbabel-comet"}
+NOT_INSTALLED_HERE = {"comet": "unbabel-comet", "ipywidgets": "ipywidgets"}
 """Modules of optional packages the development set-up leaves out, and their distributions."""
 USED_WITHOUT_IMPORT = {
     "gguf": "transformers reads GGUF files with it",

@@ -120,7 +120,7 @@ def errant_compare(hyp: Path, ref: Path) -> tuple[float, float, float]:
     return tuple(float(x) for x in numbers[3:])  # type: ignore[return-value]
 
 
-def test_corrections_are_scored_per_item_and_level_as_errant_does(built, tmp_path):
+def evaluate_corrector(built, tmp_path) -> None:
     ScriptedBackend.register("corrector", corrector)
     result = asyncio.run(
         run_eval(
@@ -128,6 +128,10 @@ def test_corrections_are_scored_per_item_and_level_as_errant_does(built, tmp_pat
         )
     )
     assert result.manifest.status == "complete"
+
+
+def test_corrections_are_scored_per_item_and_level(built, tmp_path):
+    evaluate_corrector(built, tmp_path)
     summary = {
         (r["task"], r["metric"]): r["score"]
         for r in json.loads((tmp_path / "e" / "summary.json").read_text())
@@ -140,7 +144,12 @@ def test_corrections_are_scored_per_item_and_level_as_errant_does(built, tmp_pat
         assert title in report
     assert "| scripted:corrector | Grammar-item-guided | 100.00 | 100.00 |" in report
 
-    # the same numbers from errant_compare, item by item, on M2 files of the run's corrections
+
+@pytest.mark.slow  # errant_compare twice per grammar item, each a process that loads spaCy
+def test_corrections_are_scored_per_item_as_errant_does(built, tmp_path):
+    """The same numbers from errant_compare, item by item, on M2 files of the run's
+    corrections."""
+    evaluate_corrector(built, tmp_path)
     records = [json.loads(x) for x in (tmp_path / "e" / "scores.jsonl").read_text().splitlines()]
     from gramagents.report.summary import summarize
 

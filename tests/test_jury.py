@@ -308,7 +308,7 @@ def test_the_report_flags_the_default_judge_grading_the_default_model(tmp_path):
 
 
 def test_a_recipe_or_a_suite_names_the_jury_when_the_command_does_not(in_tmp):
-    from gramagents.profile.suite import load_suite
+    from gramagents.profiles.suite import load_suite
     from gramagents.sources.datasets import Dataset
 
     root = Path(__file__).resolve().parent.parent

@@ -105,7 +105,9 @@ def test_our_edits_are_errant_parallels(tmp_path):
     assert tokenize("I can't go.") == "I ca n't go ."
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize(
+    "seed", [0, *(pytest.param(s, marks=pytest.mark.slow) for s in range(1, 6))]
+)  # each runs errant_compare twice (a process that loads spaCy): one in the fast tier
 def test_scores_equal_errant_compare(tmp_path, reference, seed):
     ref, blocks = reference
     rng = random.Random(seed)

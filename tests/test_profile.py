@@ -11,9 +11,9 @@ import pytest
 
 from gramagents.errors import InputError, RunError
 from gramagents.models.scripted import ScriptedBackend
-from gramagents.profile.compute import Settings
-from gramagents.profile.run import ProfileOptions, run_profile
-from gramagents.profile.suite import load_suite
+from gramagents.profiles.compute import Settings
+from gramagents.profiles.run import ProfileOptions, run_profile
+from gramagents.profiles.suite import load_suite
 
 from .conftest import EXAMPLE_TABLE, ROOT
 from .test_cli import assert_user_error, gramagents
@@ -190,15 +190,12 @@ def test_the_shipped_en_syntax_suite_profiles_the_embedded_model(
 def test_the_command_fits_threads_as_build_and_eval_do(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    import typer
     from typer.testing import CliRunner
 
-    from gramagents.profile import command
+    from gramagents import cli, cli_profile
 
     fitted: list[int | None] = []
-    monkeypatch.setattr(command, "apply_threads", fitted.append)
+    monkeypatch.setattr(cli_profile, "apply_threads", fitted.append)
     monkeypatch.chdir(tmp_path)
-    app = typer.Typer()  # the command alone: its only command, called without its name
-    command.add_profile_command(app)
-    result = CliRunner().invoke(app, ["--suite", "no-such-suite", "--threads", "3"])
+    result = CliRunner().invoke(cli.app, ["profile", "--suite", "no-such-suite", "--threads", "3"])
     assert result.exit_code != 0 and fitted == [3]

@@ -15,9 +15,9 @@ import pytest
 from gramagents.errors import InputError
 from gramagents.models.registry import BACKENDS
 from gramagents.models.scripted import ScriptedBackend
-from gramagents.profile.compute import Settings
-from gramagents.profile.run import ProfileOptions, run_profile
-from gramagents.profile.suite import load_suite
+from gramagents.profiles.compute import Settings
+from gramagents.profiles.run import ProfileOptions, run_profile
+from gramagents.profiles.suite import load_suite
 from gramagents.testing.openai_server import FakeChatServer, last_user_text
 
 from .conftest import EXAMPLE_TABLE, ROOT

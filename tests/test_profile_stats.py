@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gramagents.profile import stats as stats_module
-from gramagents.profile.compute import Settings, competences, paired, weakest_points
-from gramagents.profile.scores import ItemScore, share
-from gramagents.profile.stats import (
+from gramagents.profiles import stats as stats_module
+from gramagents.profiles.compute import Settings, competences, paired, weakest_points
+from gramagents.profiles.scores import ItemScore, share
+from gramagents.profiles.stats import (
     chance_corrected,
     corrected_estimate,
     holm,

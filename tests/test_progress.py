@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import re
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 
-from gramagents.progress import LineProgress
+from gramagents.progress import LineProgress, Steps
+from gramagents.runtime.answers import counting
+from gramagents.runtime.batching import MicroBatcher, deliver, delivering
 from gramagents.runtime.threads import choose_threads
 from gramagents.testing.drills import (
     cli_env,
@@ -207,3 +211,117 @@ def test_a_build_piped_to_a_file_prints_every_stage_and_its_calls_as_they_go(tmp
     checked = [line for line in lines if line.startswith("pair-check (")]
     assert "accepted" in checked[-1]
     assert not any(CONTROL.search(line) for line in lines)
+
+
+class Recorder:
+    """A progress sink that keeps every call."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.steps: list[int] = []
+        self.tallies: dict[str, int] = {}
+
+    def start(self, label: str, total: int) -> None:
+        self.total = total
+
+    def advance(self, steps: int = 1, **tallies: int) -> None:
+        self.steps.append(steps)
+        for name, value in tallies.items():
+            self.tallies[name] = self.tallies.get(name, 0) + value
+
+    def note(self, message: str) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+def test_steps_show_what_arrived_or_settled_never_backwards_nor_past_the_total():
+    sink = Recorder()
+    steps = Steps(sink.advance, 10)
+    steps.arrive(3, answered=3)
+    steps.settle(2)  # a chunk of 2 ended: its steps had arrived already
+    steps.settle(6)  # a chunk of 6 ended, 1 of whose steps never arrived (a failed answer)
+    steps.arrive(4, judged=4)  # late arrivals of settled chunks: nothing more to show
+    steps.settle(2)
+    steps.arrive(5)  # more than there is (a re-asked verdict): the total stays the total
+    assert sink.steps == [3, 5, 0, 2]  # nothing to show, no call (but for tallies)
+    assert sum(sink.steps) == 10 and sink.tallies == {"answered": 3, "judged": 4}
+
+
+def test_a_batcher_hands_each_answer_back_as_the_model_makes_it_and_counts_it():
+    release = threading.Event()
+
+    def run_batch(requests):
+        deliver(0, requests[0] * 10)  # the first inner batch is done
+        release.wait(5)  # the rest takes longer
+        return [r * 10 for r in requests]
+
+    batcher = MicroBatcher(run_batch, max_batch=8)
+    counted: list[int] = []
+
+    async def ask():
+        with counting(counted.append):
+            job = asyncio.ensure_future(batcher.submit([1, 2, 3]))
+        for _ in range(200):
+            await asyncio.sleep(0.01)
+            if counted:
+                break
+        first = list(counted)
+        release.set()
+        return first, await job
+
+    first, results = asyncio.run(ask())
+    assert first == [1] and results == [10, 20, 30] and counted == [1, 1, 1]
+
+
+def test_an_eval_counts_each_answer_as_it_comes_back_not_each_chunk(tmp_path: Path):
+    import gramagents
+
+    dataset = write_drill_dataset(tmp_path / "dataset.jsonl", 40)
+    sink = Recorder()
+    with FakeChatServer(responder=drill_answer, delay=0.01) as server:
+        result = gramagents.evaluate(
+            dataset, f"openai:fake@{server.base_url}", tmp_path / "e", concurrency=4,
+            progress=sink,
+        )  # fmt: skip
+    assert result.complete and sink.total == 40 and sum(sink.steps) == 40
+    assert sink.steps.count(1) >= 30  # one by one (a chunk is 16 items here)
+    assert sink.tallies == {"answered": 40}
+
+
+def test_a_judged_eval_counts_each_verdict_as_a_step(tmp_path: Path):
+    import gramagents
+
+    from .test_judge import judged_dataset
+
+    dataset = judged_dataset(tmp_path / "dataset.jsonl")
+    sink = Recorder()
+    result = gramagents.evaluate(
+        dataset, "scripted:edu-writer", tmp_path / "e", judge_models="scripted:full-marks",
+        progress=sink,
+    )  # fmt: skip
+    assert result.complete
+    assert sink.total == 10 and sum(sink.steps) == 10  # 5 answers and 5 verdicts
+    assert sink.tallies == {"answered": 5, "judged": 5}
+    assert len([s for s in sink.steps if s]) >= 6  # verdicts one by one, not with the chunk
+
+
+@pytest.mark.slow
+def test_a_local_model_hands_back_each_inner_batch_as_it_ends(smollm2, monkeypatch):
+    from gramagents.records import ChatRequest, GenParams, Message
+
+    monkeypatch.setattr(smollm2, "batch_size", 1)
+    requests = [
+        ChatRequest(
+            messages=[Message(role="user", content=f"Say {word}.")],
+            params=GenParams(max_tokens=3),
+        )
+        for word in ("yes", "no", "maybe")
+    ]
+    delivered: list[tuple[int, float]] = []
+    with delivering(lambda index, generation: delivered.append((index, time.monotonic()))):
+        results = smollm2._generate_sync(requests)
+    ended = time.monotonic()
+    assert sorted(i for i, _ in delivered) == [0, 1, 2] and len(results) == 3
+    assert delivered[0][1] < ended - 0.01  # the first came back before the last was made

@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 
 from gramagents.cli import app
 from gramagents.errors import GramagentsError, RunError
-from gramagents.profile.compute import Settings
-from gramagents.profile.run import ProfileOptions, ProfileResult, run_profile
+from gramagents.profiles.compute import Settings
+from gramagents.profiles.run import ProfileOptions, ProfileResult, run_profile
 from gramagents.runtime.run import read_manifest
 
 from .test_profile import ASKED  # noqa: F401 - registers the scripted models it names
@@ -74,7 +74,7 @@ def test_an_eval_resumed_with_another_limit_and_reask_counts_only_its_sample(in_
     assert manifest.set_aside == 4  # the other two answers: response and score each
     assert [c.input for c in manifest.changes] == ["sample"]
     report = (run / "report.md").read_text()
-    assert "- sampled: at most 1 questions per task" in report and "; 1 answers," in report
+    assert "- sampled: at most 1 question per task" in report and "; 1 answers," in report
 
 
 # --- profile --------------------------------------------------------------------------------------
@@ -141,9 +141,6 @@ def test_a_profile_resumed_with_another_suite_file_is_refused_or_recorded(in_tmp
 
 
 def test_the_profile_command_takes_resume_changed(in_tmp):
-    from gramagents.profile.command import add_profile_command
-
-    add_profile_command(app)
     dataset = two_template_dataset(in_tmp)
     suite, folder = in_tmp / "suite.yaml", in_tmp / "profile"
     suite.write_text(suite_text(dataset, 3))

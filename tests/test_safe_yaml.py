@@ -18,7 +18,7 @@ import pytest
 
 import gramagents
 from gramagents.errors import InputError
-from gramagents.profile.suite import load_suite
+from gramagents.profiles.suite import load_suite
 from gramagents.sources._text import load_yaml_with_lines
 from gramagents.testing.drills import cli_env
 
@@ -83,7 +83,7 @@ READERS = textwrap.dedent(
 
     from gramagents.errors import GramagentsError
     from gramagents.judging.rubric import load_rubric
-    from gramagents.profile.suite import load_suite
+    from gramagents.profiles.suite import load_suite
     from gramagents.recipes.cpg.table import read_grammar_table
     from gramagents.recipes.gec.items import read_grammar_items
     from gramagents.recipes.syntax.points import load_points_file

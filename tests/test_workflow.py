@@ -322,7 +322,8 @@ def test_counts_of_a_resumed_run_take_only_the_items_in_scope(tmp_path):
 
 
 def test_report_refreshes_and_compares_runs(tmp_path):
-    from gramagents.report.runs import compare_runs, refresh_report
+    from gramagents.profiles.compare import compare_runs
+    from gramagents.report.runs import refresh_report
 
     dataset, n = single_banks(tmp_path)
     evaluate(dataset, tmp_path / "one")

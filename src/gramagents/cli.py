@@ -1,34 +1,50 @@
-"""The `gramagents` command: parse, call the library, print."""
+"""The `gramagents` command: parse, call the library (`gramagents.jobs`), print."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Coroutine
-from enum import Enum
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
-from rich.console import Console
 
 from .cli_judges import AllowSelfJudge, JudgeModel, JuryRule, agree, rubric_app
+from .cli_options import (
+    FORMAT_OPTION,
+    SOURCE_LIMIT_OPTION,
+    Concurrency,
+    Conditioning,
+    ExportTo,
+    Limit,
+    NoCache,
+    OnChange,
+    Pairs,
+    ResumeChanged,
+    RunDir,
+    Seed,
+    SourceLimit,
+    Switch,
+    Threads,
+)
+from .cli_profile import profile
 from .cli_runtime import (
     add_commands,
     apply_threads,
+    command_line,
     fail,
     format_help,
-    leave_now,
     limit_help,
     may_name_a_recipe_command,
-    progress_display,
-    run_command,
+    progress,
+    run_job,
+    say,
     standalone,
 )
 from .errors import GramagentsError
-from .redact import redact_command
 
 if TYPE_CHECKING:
-    from .workflow.eval import EvalResult
+    from .results import BuildResult, EvalResult
 
 T = TypeVar("T")
 
@@ -40,126 +56,16 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console(markup=False, emoji=False, highlight=False)
-err = Console(stderr=True, markup=False, emoji=False, highlight=False)
-"""Text printed from data and names (model specs, ids, paths) stays as written: no console
-markup (`[bold]`), emoji codes (`:zzz:`) or highlighting turn it into something else."""
+_say = say
+_command = command_line
 
 
-class Switch(str, Enum):
-    """on/off option values."""
-
-    on = "on"
-    off = "off"
-
-
-RunDir = Annotated[
-    Path | None,
-    typer.Option("--run-dir", help="Run folder; re-running a command with it resumes the run."),
-]
-Limit = Annotated[
-    int | None,
-    typer.Option(
-        min=1,
-        help="Sample N questions per task with --seed (a question: the items that share a "
-        "meta.question, else one item), spread over categories and source files.",
-    ),
-]
-SOURCE_LIMIT_OPTION = typer.Option(
-    "--limit", min=1, help="Read only the first N units of the source (`build --help` lists them)."
-)
-SourceLimit = Annotated[int | None, SOURCE_LIMIT_OPTION]
-Seed = Annotated[int | None, typer.Option(help="Seed for sampling and shuffles.")]
-Concurrency = Annotated[int, typer.Option(min=1, help="Requests in flight at once (API models).")]
-NoCache = Annotated[
-    bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")
-]
-
-
-Threads = Annotated[
-    int | None,
-    typer.Option(
-        min=1,
-        help="Threads for local models (default: the CPUs this process may use, less those "
-        "other processes keep busy as it starts; OMP_NUM_THREADS when set).",
-    ),
-]
-
-
-Conditioning = Annotated[
-    str | None,
-    typer.Option(
-        help="How minimal pairs are scored: spaced (each sentence after a space, as "
-        "lm-eval's BLiMP tasks) or bare (as a text begins). Default: the task's own "
-        "(BLiMP and GEC-PAIR spaced, CLiMP bare).",
-    ),
-]
-
-
-Pairs = Annotated[
-    str,
-    typer.Option(
-        help="How minimal pairs are asked: loglik (their log-probabilities compared) or choice "
-        "(which sentence is acceptable, in both orders, for any model; scored as TASK-CHOICE).",
-    ),
-]
-
-
-class OnChange(str, Enum):
-    """What a resume does when inputs changed since its records were made."""
-
-    refuse = "refuse"
-    reask = "reask"
-
-
-ResumeChanged = Annotated[
-    OnChange,
-    typer.Option(
-        "--resume-changed",
-        help="When --run-dir's records were made under other inputs (a prompt template, "
-        "rubric, recipe, source, suite, conditioning or model endpoint since changed, or "
-        "another --limit or --seed): refuse, or reask (set those records aside, ask again "
-        "what this run asks, and record the change).",
-    ),
-]
-
-
-def _command() -> list[str]:
-    """The command line as runs record it: credentials in it masked."""
-    return redact_command(sys.argv)
-
-
-def _say(text: str) -> None:
-    out.print(text, soft_wrap=True, markup=False, emoji=False, highlight=False)
-
-
-def _run(coroutine: Coroutine[Any, Any, T], graceful: bool = False) -> T:
-    """Run a command's coroutine; Ctrl-C or SIGTERM stops it (`run_command`)."""
-    from .runtime.interrupt import Interrupted
-
+def _call(job: Callable[[], T]) -> T:
+    """`job()` (a check before a job starts), a user error printed as one line."""
     try:
-        return run_command(coroutine, graceful=graceful)
+        return job()
     except GramagentsError as exc:
         raise fail(exc) from None
-    except Interrupted:  # stopped by a signal, the run folder settled and let go
-        print("interrupted; re-run the same command to resume", file=sys.stderr)
-        leave_now(130)
-    except KeyboardInterrupt:
-        print("interrupted; re-run the same command to resume", file=sys.stderr)
-        raise typer.Exit(130) from None
-
-
-def _build_source(recipe: str, source: Path | None) -> Path:
-    """Fail on an unknown recipe or a missing --source before the build's libraries load."""
-    from .resources import recipe_path
-
-    try:
-        recipe_path(recipe)
-    except GramagentsError as exc:
-        raise fail(exc) from None
-    if source is None:
-        raise fail(GramagentsError("build: --source is required (the file or folder it reads)"))
-    return source
 
 
 @app.command()
@@ -188,41 +94,48 @@ def build(
     threads: Threads = None,
 ) -> None:
     """Build a dataset: read a grammar source, run the recipe's agents, assemble banks."""
-    source = _build_source(recipe, source)
-    from .workflow.build import BuildOptions, run_build
+    from . import jobs
 
+    # before the threads are fitted and the build's libraries load: a slip is told at once
+    _call(lambda: jobs.check_build_inputs(recipe, source))
+    assert source is not None
     apply_threads(threads)
-
-    options = BuildOptions(
-        source=source,
-        agents=agents is Switch.on,
-        agent_model=agent_model,
-        run_dir=run_dir,
-        limit=limit,
-        seed=seed,
-        concurrency=concurrency,
-        use_cache=not no_cache,
-        command=_command(),
-        resume_changed=resume_changed.value,
-    )
-    result = _run(run_build(recipe, options, progress_display(err)))
-    counts = result.manifest.tasks
-    if result.items:
-        _say(
-            f"built {len(result.items)} items ({', '.join(f'{t} {n}' for t, n in counts.items())})"
+    result = run_job(
+        jobs.abuild(
+            recipe,
+            source,
+            run_dir,
+            agents=agents is Switch.on,
+            agent_model=agent_model,
+            limit=limit,
+            seed=seed,
+            concurrency=concurrency,
+            cache=not no_cache,
+            resume_changed=resume_changed.value,
+            progress=progress(),
+            command=_command(),
         )
+    )
+    _say_build(result)
+
+
+def _say_build(result: BuildResult) -> None:
+    """How many items the build made, by task, and where they and its report are."""
+    tasks = result.manifest.tasks
+    made = sum(tasks.values())
+    if made:
+        _say(f"built {made} items ({', '.join(f'{t} {n}' for t, n in tasks.items())})")
     else:
         _say(
             "built 0 items: nothing passed the recipe's checks (the stages in the report say where)"
         )
+    warnings = (result.manifest.artifacts or {}).get("warnings")
+    if warnings:
+        _say(f"{len(warnings)} warnings, listed in {result.report_path} (its Warnings section)")
     _say(f"dataset: {result.dataset_path}")
-    if result.folder.file("report.html").is_file():
-        _say(f"view: {result.folder.file('report.html')} (open in a browser)")
-    _say(f"report: {result.folder.file('report.md')}")
-
-
-FORMAT_OPTION = typer.Option("--format", help="Dataset format (`eval --help` lists them).")
-"""Its help is filled from the format registry when help is asked for (`main`)."""
+    if result.view_path is not None:
+        _say(f"view: {result.view_path} (open in a browser)")
+    _say(f"report: {result.report_path}")
 
 
 @app.command(name="eval")
@@ -245,7 +158,7 @@ def evaluate(
     ] = None,
     run_dir: RunDir = None,
     limit: Limit = None,
-    seed: Seed = None,
+    seed: Annotated[int, typer.Option(help="Seed for sampling.")] = 1234,
     concurrency: Concurrency = 16,
     no_cache: NoCache = False,
     judge: JudgeModel = None,
@@ -257,30 +170,33 @@ def evaluate(
     threads: Threads = None,
 ) -> None:
     """Evaluate models on a dataset and write per-item records and a report."""
-    from .workflow.eval import EvalOptions, run_eval
+    from . import jobs
 
     apply_threads(threads)
-
-    options = EvalOptions(
-        models=model or ["smollm2"],
-        fmt=fmt,
-        answers=answers,
-        run_dir=run_dir,
-        limit=limit,
-        seed=seed if seed is not None else 1234,
-        concurrency=concurrency,
-        use_cache=not no_cache,
-        command=_command(),
-        judge=judge or None,
-        jury=jury,
-        allow_self_judge=allow_self_judge,
-        conditioning=conditioning,
-        pairs=pairs,
-        resume_changed=resume_changed.value,
+    result = run_job(
+        jobs.aevaluate(
+            dataset,
+            model or ["smollm2"],
+            run_dir,
+            format=fmt,
+            answers=answers,
+            limit=limit,
+            seed=seed,
+            concurrency=concurrency,
+            cache=not no_cache,
+            judge_models=judge or (),
+            jury=jury,
+            allow_self_judge=allow_self_judge,
+            conditioning=conditioning,
+            pairs=pairs,
+            resume_changed=resume_changed.value,
+            progress=progress(),
+            command=command_line(),
+        ),
+        graceful=True,
     )
-    result = _run(run_eval(dataset, options, progress_display(err)), graceful=True)
     _say_eval(result)
-    if result.manifest.status != "complete":
+    if not result.complete:
         raise typer.Exit(1)
 
 
@@ -299,17 +215,12 @@ def _say_eval(result: EvalResult) -> None:
         + (f", {counts.not_asked} not asked" if counts.not_asked else "")
         + by_judge
     )
-    page = result.folder.file("report.html")
-    if page.is_file():
-        _say(f"view: {page} (open in a browser)")
+    if result.view_path is not None:
+        _say(f"view: {result.view_path} (open in a browser)")
     _say(f"report: {result.report_path}")
 
 
-class ExportTo(str, Enum):
-    """Formats `gramagents export` writes."""
-
-    parquet = "parquet"
-    hf = "hf"
+app.command(name="profile")(profile)
 
 
 @app.command()
@@ -365,7 +276,8 @@ def report(
     runs: Annotated[list[Path], typer.Argument(help="Run folders.")],
 ) -> None:
     """Refresh run reports from their records; with several runs, print them side by side."""
-    from .report.runs import compare_runs, refresh_report
+    from .profiles.compare import compare_runs
+    from .report.runs import refresh_report
 
     try:
         if len(runs) == 1:
@@ -437,9 +349,7 @@ def main() -> None:
     """Console-script entry point."""
     from .cli_judges import add_judge_commands
     from .process import command_process
-    from .profile.command import add_profile_command  # it builds on this module's options
 
-    add_profile_command(app)
     add_judge_commands(app)
     if "--help" in sys.argv[1:]:  # only then: listing the formats imports the recipes
         FORMAT_OPTION.help, SOURCE_LIMIT_OPTION.help = format_help(), limit_help()

@@ -12,9 +12,7 @@ import typer
 from .cli import FORMAT_OPTION, SOURCE_LIMIT_OPTION, add_recipe_commands, app
 from .cli_judges import add_judge_commands
 from .cli_runtime import format_help, limit_help
-from .profile.command import add_profile_command
 
-add_profile_command(app)
 add_judge_commands(app)
 add_recipe_commands()
 FORMAT_OPTION.help, SOURCE_LIMIT_OPTION.help = format_help(), limit_help()

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-from .cli_runtime import fail, progress_display
+from .cli_runtime import fail, progress
+from .cli_runtime import say as _say
 from .errors import GramagentsError
 
 JudgeModel = Annotated[
@@ -35,13 +35,6 @@ AllowSelfJudge = Annotated[
         "(the report flags it).",
     ),
 ]
-
-_out = Console()
-_err = Console(stderr=True)
-
-
-def _say(text: str) -> None:
-    _out.print(text, soft_wrap=True, markup=False, emoji=False, highlight=False)
 
 
 def agree(
@@ -148,7 +141,7 @@ def judge_check(
         use_cache=not no_cache,
     )
     try:
-        result = asyncio.run(run_check(run, options, progress_display(_err)))
+        result = asyncio.run(run_check(run, options, progress()))
     except GramagentsError as exc:
         raise fail(exc) from None
     except KeyboardInterrupt:

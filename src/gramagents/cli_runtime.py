@@ -1,4 +1,4 @@
-"""How a command runs in its process: its progress display, its threads, its usage errors.
+"""How a command runs in its process: its output, signals, threads, usage errors, recipe commands.
 
 Only the command line calls these; the library changes nothing process-wide by itself.
 """
@@ -19,11 +19,50 @@ import typer
 from rich.console import Console
 
 from .errors import GramagentsError
-from .redact import redact
+from .redact import redact, redact_command
 
 T = TypeVar("T")
 _STOPPING = b"stopping: keeping the answers already made (Ctrl-C again stops at once)\n"
 _STOPPED = b"stopped at once; re-run the same command to resume\n"
+
+
+out = Console(markup=False, emoji=False, highlight=False)
+err = Console(stderr=True, markup=False, emoji=False, highlight=False)
+"""Text printed from data and names (model specs, ids, paths) stays as written: no console
+markup (`[bold]`), emoji codes (`:zzz:`) or highlighting turn it into something else."""
+
+
+def say(text: str) -> None:
+    """Print a line of a command's result on stdout, as written."""
+    out.print(text, soft_wrap=True, markup=False, emoji=False, highlight=False)
+
+
+def command_line() -> list[str]:
+    """The command line as runs record it: credentials in it masked."""
+    return redact_command(sys.argv)
+
+
+def progress() -> Any:
+    """The progress display of a command: bars on a terminal, else plain lines on stderr."""
+    from .progress import display
+
+    return display(err)
+
+
+def run_job(coroutine: Coroutine[Any, Any, T], graceful: bool = False) -> T:
+    """Run a command's job (`run_command`); a user error or an interrupt as one line."""
+    from .runtime.interrupt import Interrupted
+
+    try:
+        return run_command(coroutine, graceful=graceful)
+    except GramagentsError as exc:
+        raise fail(exc) from None
+    except Interrupted:  # stopped by a signal, the run folder settled and let go
+        print("interrupted; re-run the same command to resume", file=sys.stderr)
+        leave_now(130)
+    except KeyboardInterrupt:
+        print("interrupted; re-run the same command to resume", file=sys.stderr)
+        raise typer.Exit(130) from None
 
 
 def fail(exc: GramagentsError) -> typer.Exit:
@@ -101,22 +140,6 @@ def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-def progress_display(err: Console) -> Any:
-    """Bars on a terminal; elsewhere (a log, a pipe, CI) a plain line every few seconds.
-
-    `GRAMAGENTS_PROGRESS_S` sets the seconds between lines.
-    """
-    from .progress import LineProgress, RichProgress
-
-    if err.is_terminal:
-        return RichProgress(err)
-    seconds = os.environ.get("GRAMAGENTS_PROGRESS_S", "")
-    try:
-        return LineProgress(err, interval=max(0.0, float(seconds)))
-    except ValueError:  # unset or not a number: the default interval
-        return LineProgress(err)
-
-
 def apply_threads(requested: int | None) -> None:
     """Fit torch's threads to the machine for this command (runtime/threads.py)."""
     from .runtime.threads import apply_threads as apply
@@ -134,11 +157,20 @@ def standalone(app: typer.Typer) -> int:
     except typer.TyperException as exc:  # click's usage errors (a missing option, ...)
         context = getattr(exc, "ctx", None)
         usage = f" (see '{context.command_path} --help')" if context is not None else ""
-        message = exc.format_message()  # type: ignore[attr-defined]
+        message = plain(exc.format_message())  # type: ignore[attr-defined]
         if message:  # no message: the help was shown (a command given no arguments)
             print(f"error: {message}{usage}", file=sys.stderr)
         return int(getattr(exc, "exit_code", 2))
     return result if isinstance(result, int) else 0
+
+
+def plain(message: str) -> str:
+    """A usage error's message as one plain clause: the validator's prefix and full stop gone.
+
+    ("Invalid value for '--agents': Value error, 'of' is not one of 'on', 'off'." reads
+    "Invalid value for '--agents': 'of' is not one of 'on', 'off'".)
+    """
+    return message.replace("Value error, ", "").rstrip(".")
 
 
 def may_name_a_recipe_command(app: typer.Typer, args: list[str]) -> bool:

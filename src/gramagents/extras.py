@@ -29,6 +29,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "viewer": ("altair", "vl_convert", "markdown_it"),
     "export": ("datasets", "pyarrow"),
     "ocr": ("pytesseract",),
+    "pandas": ("pandas",),
 }
 """Extra name to the top-level modules it installs."""
 

@@ -2,16 +2,20 @@
 
 A phase (a build stage, one model's eval) has a size, counts its finished steps and, beside
 them, named tallies (an agent stage's accepted and rejected calls, the judge's verdicts).
-On a terminal each phase is a rich bar; on a log, a pipe or CI (`LineProgress`) each update
-is one plain line on stderr, at most one every `interval` seconds, plus a line when a phase
-starts and ends, and a heartbeat line while a phase makes no visible progress, so a log
-shows the work is alive. Library use shows nothing (`SilentProgress`).
+On a terminal, and in a notebook with ipywidgets (rich draws its bars there), each phase is a
+rich bar; on a log, a pipe or CI (`LineProgress`) each update is one plain line on stderr, at
+most one every `interval` seconds, plus a line when a phase starts and ends, and a heartbeat
+line while a phase makes no visible progress, so a log shows the work is alive (`display`
+chooses). Library calls that ask for none show nothing (`SilentProgress`).
 """
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import threading
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 from rich.console import Console
@@ -126,6 +130,41 @@ class RichProgress:
             self._started = False
 
 
+class Steps:
+    """A phase's steps counted as they arrive and settled as its chunks end.
+
+    Work done in chunks (an eval's) counts each step when it happens (an answer back, a
+    verdict in) and, when a chunk ends, settles the steps the chunk was to make, so that
+    steps that never arrive one by one (an answer that failed, a repeated request) are
+    counted then. The display shows the larger of the two sums, never past `total`, so it
+    moves with the work, never backwards, and ends at `total`.
+    """
+
+    def __init__(self, advance: Callable[..., None], total: int) -> None:
+        self.advance = advance
+        """`advance(steps, **tallies)`: a sink's `advance`, or a function around it."""
+        self.total = total
+        self.arrived = 0
+        self.settled = 0
+        self.shown = 0
+
+    def arrive(self, count: int, **tallies: int) -> None:
+        """Count steps that happened (and add to the named tallies)."""
+        self.arrived += count
+        self._show(tallies)
+
+    def settle(self, count: int) -> None:
+        """A chunk ended: its `count` steps are done, arrived one by one or not."""
+        self.settled += count
+        self._show({})
+
+    def _show(self, tallies: dict[str, int]) -> None:
+        target = min(self.total, max(self.arrived, self.settled))
+        step, self.shown = max(0, target - self.shown), max(self.shown, target)
+        if step or tallies:
+            self.advance(step, **tallies)
+
+
 def stage_line(stage: str, counts: dict[str, int], seconds: float | None = None) -> str:
     """One line saying what a finished stage counted (and how long it took)."""
     listed = ", ".join(f"{name} {value}" for name, value in counts.items()) or "nothing"
@@ -237,3 +276,49 @@ class LineProgress:
             with self._lock:
                 if self._active and time.monotonic() - self._printed >= beat:
                     self._emit()
+
+
+def display(console: Console | None = None) -> ProgressSink:
+    """The progress display for `console` (default: stderr).
+
+    Bars on a terminal, and in a notebook where rich can draw them (ipywidgets installed);
+    elsewhere (a log, a pipe, CI, a notebook without ipywidgets) a plain line every few
+    seconds, `GRAMAGENTS_PROGRESS_S` setting how many.
+    """
+    console = console or Console(stderr=True)
+    if console.is_jupyter:
+        if importlib.util.find_spec("ipywidgets") is not None:
+            return RichProgress(console)
+    elif console.is_terminal:
+        return RichProgress(console)
+    try:
+        return LineProgress(console, interval=max(0.0, float(os.environ["GRAMAGENTS_PROGRESS_S"])))
+    except (KeyError, ValueError):  # unset or not a number: the default interval
+        return LineProgress(console)
+
+
+class Labelled:
+    """Another sink's display with every phase and line named (`LABEL: ...`).
+
+    A profile names each entry's build and eval so (their stage lines would be alike).
+    """
+
+    def __init__(self, sink: ProgressSink, label: str) -> None:
+        self.sink = sink
+        self.label = label
+
+    def start(self, label: str, total: int) -> None:
+        """Begin a named phase."""
+        self.sink.start(f"{self.label}: {label}", total)
+
+    def advance(self, steps: int = 1, **tallies: int) -> None:
+        """Count, as the sink does."""
+        self.sink.advance(steps, **tallies)
+
+    def note(self, message: str) -> None:
+        """Say something, named."""
+        self.sink.note(f"{self.label}: {message}")
+
+    def stop(self) -> None:
+        """End the display."""
+        self.sink.stop()

@@ -76,6 +76,10 @@ class Backend(ABC):
     stores each answer (completion or log-likelihood) as it arrives, so a run killed while
     others are still out loses only those in flight. Batching backends answer a batch at once
     and keep this False."""
+    counts_answers: ClassVar[bool] = False
+    """Whether the backend reports each answer to the asker's progress itself as it arrives
+    (a batcher does, runtime/batching.py); else the model layer reports them
+    (runtime/answers.py)."""
 
     def __init__(self, spec: ModelSpec, settings: BackendSettings) -> None:
         self.spec = spec

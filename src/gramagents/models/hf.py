@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import BackendUnavailable, SpecError
 from ..extras import require
 from ..records import ChatRequest, Generation, GenParams, Loglikelihood, LoglikelihoodRequest
-from ..runtime.batching import MicroBatcher
+from ..runtime.batching import MicroBatcher, deliver
 from ..runtime.cache import canonical_json
 from ..runtime.interrupt import STOP, Interrupted, not_asked_generation, not_asked_likelihood
 from .base import Backend, BackendSettings
@@ -89,6 +89,7 @@ class HFBackend(Backend):
 
     name = "hf"
     supports_loglikelihood = True
+    counts_answers = True  # its batchers count each answer as it is handed back (`deliver`)
     structured_mode = "guided"
 
     def __init__(self, spec: ModelSpec, settings: BackendSettings) -> None:
@@ -248,7 +249,7 @@ class HFBackend(Backend):
                     else self._generate_batch([encoded[i] for i in batch], params)
                 )
                 for index, generation in zip(batch, outputs, strict=True):
-                    results[index] = generation
+                    results[index] = deliver(index, generation)
         decoder = self._guided_decoder()
         for key, indices in guided.items():
             ordered = sorted(indices, key=lambda i: -len(encoded[i]))
@@ -257,7 +258,7 @@ class HFBackend(Backend):
                     decoder, [encoded[i] for i in batch], [requests[i] for i in batch], plans[key]
                 )
                 for index, generation in zip(batch, outputs, strict=True):
-                    results[index] = generation
+                    results[index] = deliver(index, generation)
         return filled(results)
 
     def _guided_batch(

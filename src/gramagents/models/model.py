@@ -29,6 +29,7 @@ from ..records import (
     LoglikelihoodRequest,
     Message,
 )
+from ..runtime.answers import arrived
 from ..runtime.cache import Cache, NullCache, canonical_json
 from ..runtime.interrupt import (
     STOP,
@@ -137,6 +138,7 @@ class Model:
             return answers
         keys = keys if keys is not None else self.chat_keys(requests)
         found = self.cache.get_many(keys)
+        arrived(sum(1 for key in keys if key in found))
         todo: dict[str, ChatRequest] = {}
         for key, request in zip(keys, requests, strict=True):
             if key not in found and key not in todo:
@@ -174,7 +176,9 @@ class Model:
     ) -> list[Any]:
         """`call(requests)` without the cache; one by one when a stop may abandon them."""
         if not (STOP.armed and self.backend.answers_one_by_one):
-            return await call(requests)
+            answers = await call(requests)
+            self._arrived(len(answers))
+            return answers
         answers = await self._ask(dict(enumerate(requests)), call, lambda _: False, not_asked)
         return list(answers.values())
 
@@ -200,6 +204,7 @@ class Model:
                 )
             except Interrupted:
                 return {key: not_asked() for key in todo}
+            self._arrived(len(answers))
             fresh = dict(zip(todo, answers, strict=True))
             kept = {k: a.model_dump(mode="json") for k, a in fresh.items() if storable(a)}
             self.cache.put_many(kept)
@@ -213,12 +218,18 @@ class Model:
                     [answer] = await STOP.unless_stopped(call([request]))
                 except Interrupted:
                     return not_asked()
+                self._arrived(1)
                 if storable(answer):
                     self.cache.put_many({key: answer.model_dump(mode="json")})
             return answer
 
         answers = await asyncio.gather(*(one(k, r) for k, r in todo.items()))
         return dict(zip(todo, answers, strict=True))
+
+    def _arrived(self, count: int) -> None:
+        """Report answers the backend gave to the asker's progress, unless it reports them."""
+        if not self.backend.counts_answers:
+            arrived(count)
 
     def _answer_slots(self) -> asyncio.Semaphore:
         """The limit on requests out and answers not yet stored, shared by every call.
@@ -240,6 +251,7 @@ class Model:
             return await self._uncached(requests, self.backend.loglikelihood, not_asked_likelihood)
         keys = keys if keys is not None else self.likelihood_keys(requests)
         found = self.cache.get_many(keys)
+        arrived(sum(1 for key in keys if key in found))
         todo = {k: r for k, r in zip(keys, requests, strict=True) if k not in found}
         fresh: dict[str, Loglikelihood] = {}
         if todo:

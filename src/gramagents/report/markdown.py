@@ -174,9 +174,10 @@ def _sample_lines(sample: dict[str, Any] | None) -> list[str]:
     """How `--limit` sampled the items (workflow/selection.py), when it did."""
     if not sample:
         return []
+    limit = sample["limit"]
     return [
-        f"- sampled: at most {sample['limit']} questions per task, seed {sample['seed']} "
-        f"({md_text(sample['method'])})"
+        f"- sampled: at most {limit} question{'' if limit == 1 else 's'} per task, "
+        f"seed {sample['seed']} ({md_text(sample['method'])})"
     ]
 
 

@@ -1,7 +1,6 @@
-"""`gramagents report RUN...`: refresh run reports and compare runs side by side.
+"""Run reports: written when a command finishes (`Run.finish`), refreshed by `gramagents report`.
 
-Also the reports every command that changes a run's records writes when it finishes
-(`Run.finish`).
+`gramagents report A B` (runs side by side) builds on these: profiles/compare.py.
 """
 
 from __future__ import annotations
@@ -12,8 +11,7 @@ from pathlib import Path
 from ..records import EvalManifest, ProfileManifest, RunManifest
 from ..runtime.run import Run
 from .build import render_build_report
-from .markdown import file_sections, markdown_table, render_report
-from .mdtext import code_span
+from .markdown import file_sections, render_report
 from .summary import Summary, summarize
 
 
@@ -28,7 +26,7 @@ def write_reports(
     if isinstance(manifest, EvalManifest):
         return write_eval_report(folder, manifest, summary)
     if isinstance(manifest, ProfileManifest):
-        from ..profile.markdown import read_profile, render_profile
+        from .profile import read_profile, render_profile
 
         data = read_profile(folder.path)
         if data is not None:
@@ -71,61 +69,3 @@ def refresh_report(run: Path, view: bool = True) -> tuple[Path, RunManifest, Sum
 
             refresh_view(folder.path, summary=summary, sections=files)
     return folder.file("report.md"), manifest, summary
-
-
-def compare_runs(runs: list[Path]) -> str:
-    """A markdown table of every (run, model) against every task of the given eval runs.
-
-    A build run has no answers to put beside others: one line names those left out.
-    """
-    entries = []
-    tasks: list[str] = []
-    builds: list[Path] = []
-    for run in runs:
-        _, manifest, summary = refresh_report(run, view=False)
-        if manifest.kind == "build":
-            builds.append(run)
-        if summary is None:
-            continue
-        for task in manifest.tasks:
-            if task not in tasks:
-                tasks.append(task)
-        entries.append((manifest, summary))
-    left_out = _left_out(builds)
-    if not entries:
-        return left_out + (_paired(runs) or "No eval or profile runs among the folders given.\n")
-    rows: list[list[str]] = []
-    for manifest, summary in entries:
-        for model in manifest.models:
-            cells = []
-            for task in tasks:
-                tally = summary.tallies.get((model, task))
-                score = summary.headline(model, task)
-                cells.append(
-                    "—"
-                    if tally is None or score is None
-                    else f"{score:.3f} ({tally.invalid_rate:.2f} inv.)"
-                )
-            rows.append([manifest.run_id, model, *cells])
-    table = "\n".join(markdown_table(["run", "model", *tasks], rows)) + "\n"
-    return left_out + table + _paired(runs)
-
-
-def _left_out(builds: list[Path]) -> str:
-    """The line naming the build runs left out of a comparison (none: nothing)."""
-    if not builds:
-        return ""
-    named = ", ".join(code_span(str(run)) for run in builds)
-    return (
-        f"Left out: {named} (build runs hold no answers to put side by side with eval or "
-        "profile runs; `gramagents report` one alone shows its report).\n\n"
-    )
-
-
-def _paired(runs: list[Path]) -> str:
-    """The paired comparison of the runs' models on their shared items, if any."""
-    from ..profile.compare import compare_folders
-    from ..profile.markdown import paired_lines
-
-    comparisons = [c for c in compare_folders(runs) if c["n"] or c.get("refused")]
-    return "\n".join(paired_lines(comparisons)) + "\n" if comparisons else ""

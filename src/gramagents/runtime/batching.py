@@ -3,18 +3,53 @@
 Agents call a model one request at a time, from many concurrent tasks; a local model is fast
 only when it sees many requests at once. The batcher queues what callers submit and hands the
 model up to `max_batch` queued requests at a time, oldest first, in a worker thread, so the
-event loop keeps running (and keeps queueing) while the model computes.
+event loop keeps running (and keeps queueing) while the model computes. The model may hand
+each answer back as it makes it (`deliver(index, result)` from inside `run_batch`, a local
+model as each inner batch ends), and its caller has it at once, not when the whole batch
+ends. Each answer is counted for its caller's progress as it is handed back
+(runtime/answers.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable, Sequence
-from typing import Generic, TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Generic, TypeVar
+
+from . import answers
 
 Req = TypeVar("Req")
 Res = TypeVar("Res")
+T = TypeVar("T")
+
+_HAND_BACK: ContextVar[Callable[[int, Any], None] | None] = ContextVar(
+    "gramagents_hand_back", default=None
+)
+"""Where `deliver` hands answers to, in the thread that runs a batch (none: nowhere)."""
+
+
+def deliver(index: int, result: T) -> T:
+    """Hand the answer to the batch's request `index` back at once; returns `result`.
+
+    A no-op outside a batcher's batch (a direct call, a test).
+    """
+    hand_back = _HAND_BACK.get()
+    if hand_back is not None:
+        hand_back(index, result)
+    return result
+
+
+@contextmanager
+def delivering(hand_back: Callable[[int, Any], None]) -> Iterator[None]:
+    """Have `deliver` inside the block hand answers to `hand_back` (what a batcher does)."""
+    token = _HAND_BACK.set(hand_back)
+    try:
+        yield
+    finally:
+        _HAND_BACK.reset(token)
 
 
 class MicroBatcher(Generic[Req, Res]):
@@ -38,8 +73,11 @@ class MicroBatcher(Generic[Req, Res]):
             return []
         loop = asyncio.get_running_loop()
         futures: list[asyncio.Future[Res]] = []
+        count = answers.counter()
         for request in requests:
             future: asyncio.Future[Res] = loop.create_future()
+            if count is not None:
+                future.add_done_callback(lambda done: _count(done, count))
             self._pending.append((request, future))
             futures.append(future)
         worker = self._worker
@@ -59,7 +97,8 @@ class MicroBatcher(Generic[Req, Res]):
             if not batch:
                 continue
             try:
-                results = await asyncio.to_thread(self._run_batch, [r for r, _ in batch])
+                with delivering(_hand_back(batch)):  # to_thread takes the context along
+                    results = await asyncio.to_thread(self._run_batch, [r for r, _ in batch])
             except BaseException as exc:  # noqa: BLE001 - handed to every waiting caller
                 for _, future in batch:
                     if not future.done():
@@ -70,3 +109,24 @@ class MicroBatcher(Generic[Req, Res]):
             for (_, future), result in zip(batch, results, strict=True):
                 if not future.done():
                     future.set_result(result)
+
+
+def _hand_back(batch: list[tuple[Any, asyncio.Future[Any]]]) -> Callable[[int, Any], None]:
+    """Settles a batch's request `index` with its answer, from the thread that runs the batch."""
+    loop = asyncio.get_running_loop()
+
+    def hand_back(index: int, result: Any) -> None:
+        loop.call_soon_threadsafe(_settle, batch[index][1], result)
+
+    return hand_back
+
+
+def _settle(future: asyncio.Future[Res], result: Res) -> None:
+    if not future.done():
+        future.set_result(result)
+
+
+def _count(future: asyncio.Future[Any], count: answers.Counter) -> None:
+    """Count a caller's answer once it is there (a failed or dropped one is not)."""
+    if not future.cancelled() and future.exception() is None:
+        count(1)

@@ -44,6 +44,20 @@ class FolderLock:
         command = " ".join(redact_command(argv))
         write_atomic(self.folder / PID_FILE, f"{os.getpid()} {now_iso()} {command}\n")
 
+    def held_elsewhere(self) -> str | None:
+        """Its holder (as `holder` says) while another command holds the folder, else None.
+
+        Takes the lock for an instant to find out; a folder never locked is not locked now.
+        """
+        if not (self.folder / LOCK_FILE).is_file():
+            return None
+        try:
+            self._lock.acquire()
+        except Timeout:
+            return self.holder()
+        self._lock.release(force=True)
+        return None
+
     def holder(self) -> str:
         """`pid N since T: COMMAND`, as the holder wrote it (or as much as is known)."""
         try:

@@ -117,6 +117,42 @@ def read_dataset(path: str | Path, fmt: str = "gramagents") -> Dataset:
     return open_dataset(path, fmt).load()
 
 
+def _no_dataset(folder: Path, manifest: Any) -> str:
+    """Why a folder given to evaluate has no `dataset.jsonl`, and what to do instead."""
+    if manifest is not None and manifest.kind == "build":
+        from ..runtime.lock import FolderLock
+
+        holder = FolderLock(folder).held_elsewhere()
+        if holder is not None:
+            return f"its build is still running ({holder}); evaluate it when the build ends"
+        why = manifest.reason or "stopped before its dataset was written"
+        return f"its build did not finish ({why}); run the build's command again to finish it"
+    if manifest is not None:
+        article = "an" if manifest.kind[0] in "aeiou" else "a"
+        return f"holds {article} {manifest.kind} run, not a build run (evaluate a build's folder)"
+    fits = _formats_that_read(folder)
+    if fits:
+        options = " or ".join(f"--format {name}" for name in fits)
+        return f"no dataset.jsonl in this folder; its files read with {options}"
+    return "no dataset.jsonl in this folder (is it a build run?)"
+
+
+def _formats_that_read(folder: Path) -> list[str]:
+    """The registered formats (besides ours) whose reader reads `folder` without an error."""
+    fits = []
+    for name in known_formats():
+        if name in ("gramagents", "parquet", "hf"):  # ours, and exported folders (tried above)
+            continue
+        try:
+            reader = FORMATS.get(name)
+            dataset = reader(folder) if reader is not None else None
+        except Exception:  # noqa: BLE001 - a reader that cannot read it says no
+            continue
+        if dataset is not None and (dataset.items or dataset.stream is not None):
+            fits.append(name)
+    return fits
+
+
 def _item_or_error(path: Path, line: int, raw: bytes) -> Item:
     """The item on `line`, or the one-line error that names what is wrong with it."""
     obj = _text.parse_json_line(path, line, raw)
@@ -202,9 +238,9 @@ def read_items(path: Path) -> Dataset:
         if manifest is not None:
             info = {"build_run": manifest.run_id, "recipe": manifest.recipe}
             refuse_link(path / "dataset.jsonl")  # a run folder's file, its own
+        if not (path / "dataset.jsonl").is_file():
+            raise InputError(path, _no_dataset(path, manifest))
         path = path / "dataset.jsonl"
-        if not path.is_file():
-            raise InputError(path, "no dataset.jsonl in this folder (is it a build run?)")
     if path.is_dir():
         raise InputError(path, "is a directory, expected a file")
     if not path.is_file():

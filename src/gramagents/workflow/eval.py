@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from ..errors import GramagentsError, NoLoglikelihood, NothingToAsk
 from ..models import BackendSettings, Model, create_backend
 from ..models.base import Backend
-from ..progress import ProgressSink, SilentProgress
+from ..progress import ProgressSink, SilentProgress, Steps
 from ..records import EvalManifest, Item, ResponseRecord, ScoreRecord
 from ..report import runs as run_reports
 from ..report.summary import ScoreEntry, SummaryBuilder
@@ -39,7 +39,7 @@ from ..templates import load_prompt
 from .eval_jury import jury_specs, open_jury
 from .eval_manifest import EvalSetting, count, eval_manifest
 from .eval_resume import ItemInputs, check_resume
-from .eval_work import EvalContext
+from .eval_work import EvalContext, steps_of
 from .pair_conditioning import pair_conditionings
 from .pair_methods import LOGLIK, apply_pair_methods, check_pairs
 from .selection import Selection, select_items
@@ -369,18 +369,18 @@ async def _evaluate_model(
 
     model, judges = context.model, context.judges
     judged = f", judged by {', '.join(j.label for j in judges)}" if judges else ""
-    progress.start(f"eval {model.label}{judged}", len(pending))
+    total = steps_of(pending, len(pending), context)
+    progress.start(f"eval {model.label}{judged}", total)
     try:
         with collected_every(COLLECT_EVERY) as collect:
 
-            def advance(count: int) -> None:
-                progress.advance(count)
+            def advance(count: int, **tallies: int) -> None:
+                progress.advance(count, **tallies)
                 collect(count)
 
-            def tally(name: str, count: int) -> None:
-                progress.advance(0, **{name: count})
-
-            context.advance, context.tally = advance, tally
+            steps = Steps(advance, total)
+            context.advance = steps.settle
+            context.tally = lambda name, count: steps.arrive(count, **{name: count})
             await eval_graph().ainvoke(
                 {"items": pending},
                 config={

@@ -20,20 +20,24 @@ from __future__ import annotations
 
 import asyncio
 import operator
+from collections.abc import Awaitable, Callable
 from functools import lru_cache
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, TypedDict, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
 from ..records import ChatRequest, Generation, Item, Loglikelihood, LoglikelihoodRequest
+from ..runtime.answers import counting
 from ..runtime.interrupt import STOP
 from ..runtime.memory import collector_paused, keep_out_of_collection
 from .eval_judge import judge_answers
 from .eval_score import ChunkScorer
-from .eval_work import ChunkState, EvalContext, ItemWork, requests_of
+from .eval_work import ChunkState, EvalContext, ItemWork, requests_of, steps_of
 from .pair_methods import choice_requests
+
+T = TypeVar("T")
 
 CACHED_CHUNK = 1000
 """Items per chunk when the cache holds every answer of the chunk."""
@@ -144,15 +148,18 @@ async def generate(work: list[ItemWork], ctx: EvalContext, keyed: bool) -> None:
     pair_keys = [k for w in pairs for k in w.keys] if keyed else None
     answers: list[Generation] = []
     likelihoods: list[Loglikelihood] = []
+    answered = Answered(ctx, items=len(chats), chats=len(requests))
     if chats and pairs:  # both kinds in one chunk: asked side by side
         answers, likelihoods = await asyncio.gather(
-            model.generate(requests, keys=chat_keys),
-            model.loglikelihood(scored, keys=pair_keys),
+            counted(model.generate(requests, keys=chat_keys), answered.item),
+            counted(model.loglikelihood(scored, keys=pair_keys), answered.half),
         )
     elif chats:  # awaited directly: a backend that answers at once lets the chunk run through
-        answers = await model.generate(requests, keys=chat_keys)
+        with counting(answered.item):
+            answers = await model.generate(requests, keys=chat_keys)
     elif pairs:
-        likelihoods = await model.loglikelihood(scored, keys=pair_keys)
+        with counting(answered.half):
+            likelihoods = await model.loglikelihood(scored, keys=pair_keys)
     at = 0
     for entry in chats:
         size = len(entry.chats())
@@ -160,6 +167,42 @@ async def generate(work: list[ItemWork], ctx: EvalContext, keyed: bool) -> None:
         at += size
     for at, entry in enumerate(pairs):
         entry.likelihoods = (likelihoods[2 * at], likelihoods[2 * at + 1])
+
+
+class Answered:
+    """Counts a chunk's items as their answers arrive.
+
+    A chat answer is an item, or a share of one where an item asks several (a minimal pair
+    asked as a forced choice asks two, one per order); two scored sentences (a minimal pair's
+    log-probabilities) are one.
+    """
+
+    def __init__(self, ctx: EvalContext, items: int = 0, chats: int = 0) -> None:
+        self.ctx = ctx
+        self.sentences = 0
+        self.items, self.chats = items, max(chats, 1)
+        self.chat_answers = self.counted = 0
+
+    def item(self, count: int) -> None:
+        """`count` chat answers arrived."""
+        self.chat_answers += count
+        done = self.chat_answers * self.items // self.chats
+        if done > self.counted:
+            self.ctx.tally("answered", done - self.counted)
+            self.counted = done
+
+    def half(self, count: int) -> None:
+        """`count` sentences of minimal pairs were scored."""
+        self.sentences += count
+        pairs, self.sentences = divmod(self.sentences, 2)
+        if pairs:
+            self.ctx.tally("answered", pairs)
+
+
+async def counted(job: Awaitable[T], counter: Callable[[int], None]) -> T:
+    """`job`'s result, its answers counted by `counter` as they arrive."""
+    with counting(counter):
+        return await job
 
 
 async def answer(chunk: ChunkState, config: RunnableConfig) -> dict[str, Any]:
@@ -173,13 +216,12 @@ async def answer(chunk: ChunkState, config: RunnableConfig) -> dict[str, Any]:
         return {"answered": 0}
     planned = "work" in chunk
     work = chunk["work"] if planned else _render(chunk["items"], ctx)
-    await generate(work, ctx, keyed=planned)
+    await generate(work, ctx, keyed=planned)  # each answer counted as it arrives
     asked = [entry for entry in work if not entry.not_asked]  # all of them but on a stop
-    ctx.tally("answered", len(asked))
-    await judge_answers(asked, ctx)
+    await judge_answers(asked, ctx)  # each verdict counted as it arrives
     asked = [entry for entry in asked if not entry.not_asked]
     scored = ChunkScorer(ctx).score(asked)
-    ctx.advance(len(asked))
+    ctx.advance(steps_of((entry.item for entry in asked), len(asked), ctx))
     if planned:  # the plan's work lives as long as the run: its answers must not
         for entry in work:
             entry.forget_answer()

@@ -10,7 +10,7 @@ would cost the eval more than the graph itself (bench/graph.py).
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, TypedDict
 
@@ -19,6 +19,7 @@ from ..records import ChatRequest, Generation, Item, Loglikelihood, Loglikelihoo
 from ..scoring.extract import Extraction
 from ..scoring.metrics import ItemScore
 from ..tasks import TaskSpec
+from ..tasks.registry import rubric_of
 from ..templates import PromptTemplate
 
 if TYPE_CHECKING:
@@ -136,7 +137,7 @@ class EvalContext:
     records: Callable[[str], ChunkRecords]
     """A buffer for one chunk's records of a model (`RecordWriter.chunk`)."""
     advance: Callable[[int], None] = field(default=lambda count: None)
-    """Counts items scored (the run's progress)."""
+    """Settles a chunk's progress steps as it ends (`steps_of` its items; progress.Steps)."""
     report: Callable[[], object] | None = None
     """Writes the report of what is recorded so far (None: the caller writes it next)."""
     judges: list[Model] = field(default_factory=list)
@@ -152,4 +153,15 @@ class EvalContext:
     """Per minimal-pair task of the run, how its sentences are scored (pair_conditioning.py
     resolves every one: the run's option, else its items', else the task's own)."""
     tally: Callable[[str, int], None] = field(default=lambda name, count: None)
-    """Counts what a chunk has done so far (`answered` by the model, `judged`), for progress."""
+    """Counts steps as they happen (`answered` by the model, `judged`), for progress."""
+
+
+def steps_of(items: Iterable[Item], count: int, ctx: EvalContext) -> int:
+    """The progress steps of `count` items: their answers, and the judged ones' verdicts.
+
+    Without judges that is `count`, and the items are not even looked at; a jury's verdict
+    on an answer is one step, however many judges it has.
+    """
+    if not ctx.judges:
+        return count
+    return count + sum(1 for item in items if rubric_of(item, ctx.tasks) is not None)

@@ -309,14 +309,33 @@ def _figure_2(figures: Figures, folder: Path) -> tuple[list[str], list[dict[str,
     return lines, cells
 
 
+def not_drawn(figures: Figures, drawn: dict[str, bool]) -> list[str]:
+    """Why each figure of the paper this run has not drawn is missing (nothing when all are)."""
+    names = ", ".join(name for _, name in figures.tasks) or "none"
+    why = {
+        "4": "Figure 4 (accuracy as the options grow) needs Task 1, 2 or 3 scored at several "
+        f"numbers of options (this run's grammar tasks: {names})",
+        "3": f"Figure 3 (radar) needs a grammar task's accuracy (this run's: {names})",
+        "2": "Figure 2 (grammar against translation) needs both a grammar task and "
+        f"translations ({TRANSLATE}) scored"
+        + ("" if figures.translation else "; this run scored no translation"),
+    }
+    missing = [f"- {why[n]}." for n, made in drawn.items() if not made]
+    if not missing:
+        return []
+    return ["## Figures not drawn", "", *missing, ""]
+
+
 def grammar_book_section(folder: Path, manifest: RunManifest, summary: Summary) -> list[str]:
     """Table 3, Figure 4, the translation scores and Figure 2, with their files."""
     if not any(t in manifest.tasks for t, _ in (*TASKS, (TRANSLATE, ""))):
         return []
     figures = Figures(folder, manifest, summary)
-    lines = _table_3(figures) + _figure_4(figures, folder) + _figure_3(figures, folder)
+    curves, radar = _figure_4(figures, folder), _figure_3(figures, folder)
+    lines = _table_3(figures) + curves + radar
     lines += _table_1(figures) + _translation(figures)
     correlation, cells = _figure_2(figures, folder)
+    correlation += not_drawn(figures, {"4": bool(curves), "3": bool(radar), "2": bool(cells)})
     data = {
         "accuracy": [
             {"model": m, "task": t, "mean": v[0], "std": v[1]}

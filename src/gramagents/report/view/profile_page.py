@@ -23,7 +23,7 @@ RADAR_NOTE = (
 
 def profile_overview(folder: Path, manifest: RunManifest, figures: Figures) -> str:
     """The profile page's overview, from the folder's `profile.json`."""
-    from ...profile.markdown import competence_lines, paired_lines, read_profile
+    from ..profile import competence_lines, paired_lines, read_profile
 
     data = read_profile(folder)
     head = facts(
@@ -115,10 +115,18 @@ def _weakest(data: dict[str, Any]) -> str:
 def _examples(examples: list[dict[str, Any]]) -> str:
     return "<br>".join(
         f'<a href="{escape(e.get("eval") or "evals/" + e["entry"])}/report.html#items">'
-        f"{escape(e['entry'])}/{escape(e['item_id'])}</a> {escape(_text(e['answer']))} "
+        f"{escape(e['entry'])}/{escape(e['item_id'])}</a> {_reply(e)} "
         f"({escape(_text(e['gold']))})"
         for e in examples
     )
+
+
+def _reply(example: dict[str, Any]) -> str:
+    """The model's answer, or that its reply could not be read (and why)."""
+    if example.get("invalid"):
+        reason = example.get("reason")
+        return "<em>invalid reply</em>" + (f" ({escape(reason)})" if reason else "")
+    return escape(_text(example["answer"]))
 
 
 def _text(value: Any) -> str:

@@ -7,11 +7,15 @@ first profile. A model named in more than one folder is told apart by its folder
 
 from __future__ import annotations
 
-from dataclasses import replace
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 from ..records import EvalManifest, ProfileManifest
+from ..report.markdown import markdown_table
+from ..report.mdtext import code_span
+from ..report.profile import paired_lines
+from ..report.runs import refresh_report
 from ..runtime.run import read_manifest
 from .compute import Settings, paired
 from .scores import ItemScore, read_entry
@@ -40,7 +44,7 @@ def _rows_of(folder: Path) -> tuple[list[ItemScore], dict[str, str] | None]:
 
 
 def _renamed(row: ItemScore, model: str) -> ItemScore:
-    return replace(row, model=model)
+    return dataclasses.replace(row, model=model)
 
 
 def compare_folders(folders: list[Path], settings: Settings | None = None) -> list[dict[str, Any]]:
@@ -64,3 +68,58 @@ def compare_folders(folders: list[Path], settings: Settings | None = None) -> li
     if competence_of is not None:
         rows_all = [r for r in rows_all if r.task in competence_of]
     return paired(rows_all, competence_of, settings or Settings(), order)
+
+
+def compare_runs(runs: list[Path]) -> str:
+    """A markdown table of every (run, model) against every task of the given eval runs.
+
+    A build run has no answers to put beside others: one line names those left out.
+    """
+    entries = []
+    tasks: list[str] = []
+    builds: list[Path] = []
+    for run in runs:
+        _, manifest, summary = refresh_report(run, view=False)
+        if manifest.kind == "build":
+            builds.append(run)
+        if summary is None:
+            continue
+        for task in manifest.tasks:
+            if task not in tasks:
+                tasks.append(task)
+        entries.append((manifest, summary))
+    left_out = _left_out(builds)
+    if not entries:
+        return left_out + (_paired(runs) or "No eval or profile runs among the folders given.\n")
+    rows: list[list[str]] = []
+    for manifest, summary in entries:
+        for model in manifest.models:
+            cells = []
+            for task in tasks:
+                tally = summary.tallies.get((model, task))
+                score = summary.headline(model, task)
+                cells.append(
+                    "—"
+                    if tally is None or score is None
+                    else f"{score:.3f} ({tally.invalid_rate:.2f} inv.)"
+                )
+            rows.append([manifest.run_id, model, *cells])
+    table = "\n".join(markdown_table(["run", "model", *tasks], rows)) + "\n"
+    return left_out + table + _paired(runs)
+
+
+def _left_out(builds: list[Path]) -> str:
+    """The line naming the build runs left out of a comparison (none: nothing)."""
+    if not builds:
+        return ""
+    named = ", ".join(code_span(str(run)) for run in builds)
+    return (
+        f"Left out: {named} (build runs hold no answers to put side by side with eval or "
+        "profile runs; `gramagents report` one alone shows its report).\n\n"
+    )
+
+
+def _paired(runs: list[Path]) -> str:
+    """The paired comparison of the runs' models on their shared items, if any."""
+    comparisons = [c for c in compare_folders(runs) if c["n"] or c.get("refused")]
+    return "\n".join(paired_lines(comparisons)) + "\n" if comparisons else ""

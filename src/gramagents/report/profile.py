@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from ..records import ProfileManifest
-from ..report.markdown import markdown_table
-from ..report.mdtext import md_text
+from .markdown import markdown_table
+from .mdtext import md_text
 
 POOLING = (
     "Chance-corrected score: (score − RANDOM) / (1 − RANDOM) over the competence's items, "
@@ -142,8 +142,7 @@ def weakest_lines(data: dict[str, Any]) -> list[str]:
         rows = []
         for point in points:
             shown = "; ".join(
-                f"{e['entry']} {_short(e['item_id'])} answered {_short(e['answer'])}, "
-                f"gold {_short(e['gold'])}"
+                f"{e['entry']} {_short(e['item_id'])} {reply(e)}, gold {_short(e['gold'])}"
                 for e in point["examples"]
             )
             rows.append(
@@ -172,6 +171,14 @@ def weakest_lines(data: dict[str, Any]) -> list[str]:
             else ["(none)"]
         )
     return lines
+
+
+def reply(example: dict[str, Any]) -> str:
+    """What the model replied to an example item: its answer, or that none could be read."""
+    if example.get("invalid"):
+        reason = example.get("reason")
+        return "gave an invalid reply" + (f" ({reason})" if reason else "")
+    return f"answered {_short(example['answer'])}"
 
 
 def _short(value: Any) -> str:

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .. import resources
-from ..errors import InputError
+from ..errors import GramagentsError, InputError
 from ..sources import _text
 from ..tasks import get_task
 from ..tasks.registry import CHOICE_SUFFIX
@@ -154,7 +154,22 @@ def suite_path(name_or_path: str) -> Path:
         return candidate
     if candidate.suffix in (".yaml", ".yml") or "/" in name_or_path:
         raise InputError(candidate, "no such suite file")
+    known = available_suites()
+    if name_or_path not in known:
+        close = difflib.get_close_matches(name_or_path, known, n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        raise GramagentsError(
+            f"unknown suite '{name_or_path}' ({hint}known: {', '.join(known)}; or a suite "
+            "file's path, e.g. suites/en-syntax.yaml)"
+        )
     return resources.find("suites", f"{name_or_path}.yaml")
+
+
+def available_suites() -> list[str]:
+    """Names of the suites in the suite folders (the working directory's and the package's)."""
+    return sorted(
+        {path.stem for root in resources.search_roots("suites") for path in root.glob("*.yaml")}
+    )
 
 
 def load_suite(name_or_path: str) -> tuple[Suite, Path]:

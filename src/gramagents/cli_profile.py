@@ -1,29 +1,19 @@
-"""`gramagents profile`: the command line of profiles (profile/run.py does the work)."""
+"""`gramagents profile`: parse, call `gramagents.jobs.aprofile`, print the competences."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..cli import (
-    Concurrency,
-    Limit,
-    NoCache,
-    OnChange,
-    ResumeChanged,
-    RunDir,
-    Threads,
-    _command,
-    _run,
-    _say,
-    err,
-    fail,
-)
-from ..cli_judges import AllowSelfJudge, JudgeModel, JuryRule
-from ..cli_runtime import apply_threads, progress_display
-from ..errors import GramagentsError
+from .cli_judges import AllowSelfJudge, JudgeModel, JuryRule
+from .cli_options import Concurrency, Limit, NoCache, OnChange, ResumeChanged, RunDir, Threads
+from .cli_runtime import apply_threads, command_line, fail, progress, run_job, say
+from .errors import GramagentsError
+
+if TYPE_CHECKING:
+    from .results import ProfileResult
 
 
 def _sources(given: list[str] | None) -> dict[str, Path]:
@@ -67,49 +57,56 @@ def profile(
     threads: Threads = None,
 ) -> None:
     """A model's grammar competence across every method of a suite, with paired comparisons."""
-    from .compute import Settings
-    from .run import ProfileOptions, run_profile
+    from . import jobs
 
     apply_threads(threads)
-
-    options = ProfileOptions(
-        suite=suite,
-        models=model or ["smollm2"],
-        sources=_sources(source),
-        run_dir=run_dir,
-        limit=limit,
-        settings=Settings(boot=boot, seed=seed),
-        agent_model=agent_model,
-        judge=judge or None,
-        jury=jury,
-        allow_self_judge=allow_self_judge,
-        concurrency=concurrency,
-        use_cache=not no_cache,
-        command=_command(),
-        resume_changed=resume_changed.value,
+    result = run_job(
+        jobs.aprofile(
+            suite,
+            model or ["smollm2"],
+            run_dir,
+            sources=_sources(source),
+            limit=limit,
+            seed=seed,
+            boot=boot,
+            agent_model=agent_model,
+            judge_models=judge or (),
+            jury=jury,
+            allow_self_judge=allow_self_judge,
+            concurrency=concurrency,
+            cache=not no_cache,
+            resume_changed=resume_changed.value,
+            progress=progress(),
+            command=command_line(),
+        )
     )
-    result = _run(run_profile(options, lambda: progress_display(err)))
-    _say_competences(result.data)
-    _say(f"{result.manifest.status}: profile {result.folder.file('profile.json')}")
-    _say(f"view: {result.folder.file('report.html')} (open in a browser)")
-    _say(f"report: {result.folder.file('report.md')}")
-    if result.manifest.status != "complete":
+    _say_profile(result)
+    if not result.complete:
         raise typer.Exit(1)
+
+
+def _say_profile(result: ProfileResult) -> None:
+    """Each model's chance-corrected competences, how its pairs were asked, where it is."""
+    _say_competences(result.data)
+    say(f"{result.manifest.status}: profile {result.path / 'profile.json'}")
+    if result.view_path is not None:
+        say(f"view: {result.view_path} (open in a browser)")
+    say(f"report: {result.report_path}")
 
 
 def _say_competences(data: dict[str, Any]) -> None:
     """Each model's competences, and how its minimal pairs were measured (or why not)."""
-    methods, competences = data.get("methods", {}), data["competences"]
+    methods, competences = data.get("methods", {}), data.get("competences", {})
     for model_name in dict.fromkeys([*competences, *methods]):  # one measured nowhere too
         blocks, chosen = competences.get(model_name, {}), methods.get(model_name, {})
         shown = ", ".join(_competence(c, b, chosen.get(c)) for c, b in blocks.items())
         if shown:
-            _say(f"{model_name}: {shown}")
+            say(f"{model_name}: {shown}")
         for competence, how in chosen.items():
             if how["method"] is None:
-                _say(f"{model_name}: {competence} not measured: {how['reason']}")
+                say(f"{model_name}: {competence} not measured: {how['reason']}")
             elif blocks.get(competence):
-                _say(f"{model_name}: {competence} measured by {how['described']}")
+                say(f"{model_name}: {competence} measured by {how['described']}")
 
 
 def _competence(name: str, block: dict[str, Any] | None, how: dict[str, Any] | None) -> str:
@@ -117,9 +114,3 @@ def _competence(name: str, block: dict[str, Any] | None, how: dict[str, Any] | N
     if how is not None and how["method"] is None:
         return f"{name} not measured"
     return f"{name} {block['corrected']['value']:.2f}" if block else f"{name} —"
-
-
-def add_profile_command(app: typer.Typer) -> None:
-    """Add `gramagents profile` to the command line's app, once."""
-    if "profile" not in {c.name for c in app.registered_commands}:
-        app.command(name="profile")(profile)

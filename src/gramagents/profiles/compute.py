@@ -137,6 +137,8 @@ def _point(point: str, corrected: float, items: list[ItemScore]) -> dict[str, An
                 "score": r.score,
                 "answer": r.answer,
                 "gold": r.gold,
+                "invalid": r.invalid,
+                "reason": r.reason,
             }
             for r in worst
         ],

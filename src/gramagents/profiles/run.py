@@ -26,7 +26,7 @@ from typing import Any
 
 from ..errors import InputError, NothingToAsk
 from ..models.spec import spec_label
-from ..progress import SilentProgress
+from ..progress import Labelled, SilentProgress
 from ..records import InputChange, ProfileManifest
 from ..report.mdtext import md_text
 from ..resources import file_hash
@@ -322,7 +322,9 @@ async def _run_eval(
     )
     labels = [_label(spec) for spec in specs]
     try:
-        result = await run_eval(target, eval_options, job.progress())
+        result = await run_eval(
+            target, eval_options, Labelled(job.progress(), folder.removeprefix("evals/"))
+        )
     except NothingToAsk as exc:  # only minimal pairs, which no method of these models measures
         return {"eval": None, "models": labels, "status": "complete", "skipped": str(exc)}
     return {
@@ -373,7 +375,7 @@ async def _build(
         command=options.command,
         resume_changed=options.resume_changed,
     )
-    await run_build(entry.build.recipe, build_options, progress())
+    await run_build(entry.build.recipe, build_options, Labelled(progress(), folder.name))
     return folder
 
 

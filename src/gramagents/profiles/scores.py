@@ -36,6 +36,8 @@ class ItemScore:
     gold: Any = None
     folder: str = ""
     """The eval folder (relative to the profile) whose records hold it."""
+    reason: str | None = None
+    """Why the answer is invalid (`refusal`, `no-answer`, ...), when it is."""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -96,6 +98,7 @@ def read_entry(
             answer=record.get("extracted"),
             gold=record.get("gold"),
             folder=shown,
+            reason=record.get("invalid_reason"),
         )
         rows[row.model, task, row.item_id] = row
     return list(rows.values())
