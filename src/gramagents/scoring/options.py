@@ -7,6 +7,11 @@ option's own text (`固定短语：东A西B`) are then never taken for the lette
 `quoted_options` tells which options the reply names by their text. Texts are matched without
 case and with any punctuation or spaces between their letters and digits, so
 `能愿动词 要` names the option `能愿动词：要`.
+
+A reply that only gives back lines of the prompt among which an option's line stands
+(`A. 公元前221年` as the prompt lays it out, or the options listed and cut off by the length
+limit) is an echo (`option_lines_echoed`), not the option: a model copying the prompt's
+lines and one choosing by copying its option's line cannot be told apart.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
+from .echo import Prompt, line_key, weight
 from .normalise import nfkc
 
 MARK_BASE = 0xE000
@@ -123,3 +129,50 @@ def disagrees(key: str, text: str, meta: Mapping[str, Any]) -> bool:
     """Whether a read reply quotes the text of one other option, and not `key`'s own."""
     quoted = quoted_options(text, meta)
     return len(quoted) == 1 and quoted[0] != key
+
+
+_KEY_END = ".．、:：)）"
+
+
+def _option_line(line: str, options: list[tuple[str, str]], whole: bool = True) -> bool:
+    """Whether a line (as `echo.line_key` gives it) is an option's key and text.
+
+    `whole=False`: or the beginning of one, cut after at least `MIN_WEIGHT` of its text.
+    """
+    for key, text in options:
+        if not line.startswith(key):
+            continue
+        rest = line[len(key) :].lstrip(_KEY_END)
+        wanted = line_key(nfkc(text))
+        if rest == wanted or (
+            not whole and rest and wanted.startswith(rest) and weight(rest) >= MIN_WEIGHT
+        ):
+            return True
+    return False
+
+
+def option_lines_echoed(text: str, meta: Mapping[str, Any], prompt: Prompt) -> bool:
+    """Whether a reply only gives back the prompt's lines, an option's line among them.
+
+    Every line of the reply is a whole line of the prompt, but the last, which may be the
+    beginning of one (the length limit cut it); an option's line (its key and text, as the
+    prompt writes it) is among them. A bare option line (`A. 公元前221年`) is such a reply;
+    `A`, `答案是A` and `A：公元前221年` are not.
+    """
+    options = option_pairs(meta)
+    if not options:
+        return False
+    lines = [key for key in map(line_key, text.split("\n")) if key]
+    if not lines or len(lines) > len(prompt.lines):
+        return False
+    *head, last = lines
+    if any(line not in prompt.lines for line in head):
+        return False
+    if last in prompt.lines:
+        return any(_option_line(line, options) for line in lines)
+    if head:
+        cut = any(line.startswith(last) for line in prompt.lines)
+        return cut and any(_option_line(line, options) for line in head)
+    return _option_line(last, options, whole=False) and any(
+        line.startswith(last) for line in prompt.lines
+    )

@@ -90,28 +90,53 @@ def extract_choices(text: str, letters: str = "ABCD") -> tuple[str | None, str]:
     return None, "invalid"
 
 
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_LIST_NUMBER = re.compile(r"[.．、)）]\s*\S")
+_DATE_AFTER = re.compile(r"\s*[年月日]")
+_DATE_BEFORE = re.compile(r"[年月]\s*$")
+_DATE_SEPARATED = re.compile(r"\d{4}[-/.]\d{1,2}(?:[-/.]\d{1,2})?|\d{1,2}[-/.]\d{1,2}[-/.]\d{4}")
+
+
+def _not_a_value(text: str, match: re.Match[str]) -> bool:
+    """Whether a number numbers a line (`1. …`) or is part of a date (`2018年10月11`)."""
+    start, end = match.span()
+    line_start = text.rfind("\n", 0, start) + 1
+    if not text[line_start:start].strip() and _LIST_NUMBER.match(text, end):
+        return True
+    if _DATE_AFTER.match(text, end) or _DATE_BEFORE.search(text, 0, start):
+        return True
+    return any(d.start() <= start and end <= d.end() for d in _DATE_SEPARATED.finditer(text))
+
+
 def _first_number(text: str, lo: float, hi: float) -> float | None:
     labelled = re.search(
         r"(?:得分|分数|评分|score|类别|label)\s*[:：是为]?\s*(-?\d+(?:\.\d+)?)",
         text,
         flags=re.IGNORECASE,
     )
-    candidates = [labelled.group(1)] if labelled else []
-    candidates += re.findall(r"-?\d+(?:\.\d+)?", text)
-    for raw in candidates:
-        value = float(raw)
+    candidates = [labelled] if labelled else []
+    candidates += list(_NUMBER.finditer(text))
+    for match in candidates:
+        span = match.span(match.lastindex or 0)
+        number = _NUMBER.fullmatch(text, *span)
+        if number is None or _not_a_value(text, number):
+            continue
+        value = float(number.group(0))
         if lo <= value <= hi:
             return value
     return None
 
 
 def extract_score(text: str, lo: float = 0, hi: float = 100) -> float | None:
-    """An essay score: a labelled number (`得分：85`, "Score: 85/100") or the first in range."""
+    """An essay score: a labelled number (`得分：85`, "Score: 85/100") or the first in range.
+
+    A number that numbers a line (`1. 2018年10月11`) or is part of a date is no score.
+    """
     return _first_number(text, lo, hi)
 
 
 def extract_label(text: str, lo: int = 1, hi: int = 9) -> int | None:
-    """A class label: a labelled integer or the first integer in range."""
+    """A class label: a labelled integer or the first in range, not a line's number or a date's."""
     value = _first_number(text, lo, hi)
     return int(value) if value is not None and value == int(value) else None
 
