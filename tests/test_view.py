@@ -185,7 +185,7 @@ def test_the_overview_tables_hold_the_summary(hand_run):
     write_view([hand_run])
     found = tables(hand_run / "report.html")
     scores = found["scores"]
-    assert scores["header"] == ["model", "SINGLE-T (acc)", "Average"]
+    assert scores["header"] == ["model", "SINGLE-T (acc)", "Average (acc)"]
     random, a, b = scores["rows"]
     assert random[:2] == ["RANDOM", 0.5]
     # m-a: q0 right, q1 invalid, q3 right, gone right; m-b: q0 right, q1 right, q3 wrong

@@ -190,6 +190,7 @@ def test_eval_writes_the_run_folder_contract(tmp_path):
         "cache_hits": 0,
         "invalid": 0,
         "failed": 0,
+        "shared": 0,
     }
     assert "dataset" in manifest["hashes"] and "prompts/cpg/single.zh.md" in manifest["hashes"]
     responses = lines(folder / "responses.jsonl")

@@ -273,7 +273,7 @@ def _say_eval(result: EvalResult) -> None:
     manifest, counts = result.manifest, result.manifest.counts
     by_judge = f" ({manifest.judge['requests_sent']} by the judge)" if manifest.judge else ""
     _say(
-        f"{manifest.status}: {counts.items} answers, {counts.requests_sent} requests sent, "
+        f"{manifest.status}: {counts.items} answers, {counts.requests_line()}, "
         f"{counts.cache_hits} cache hits, {counts.invalid} invalid, {counts.failed} failed"
         + by_judge
     )

@@ -329,6 +329,9 @@ class Counts(Record):
     cache_hits: int = 0
     invalid: int = 0
     failed: int = 0
+    shared: int = 0
+    """Requests identical to another one of the run, asked once: the one call's answer served
+    them all (counted neither in `requests_sent` nor in `cache_hits`)."""
 
     def __add__(self, other: Counts) -> Counts:
         return Counts(
@@ -337,7 +340,18 @@ class Counts(Record):
             cache_hits=self.cache_hits + other.cache_hits,
             invalid=self.invalid + other.invalid,
             failed=self.failed + other.failed,
+            shared=self.shared + other.shared,
         )
+
+    def requests_line(self) -> str:
+        """`N requests sent` and, when identical prompts were asked once, how many."""
+        line = f"{self.requests_sent} requests sent"
+        if self.shared:
+            line += (
+                f" ({self.shared} more {'was' if self.shared == 1 else 'were'} identical to "
+                "one of them and asked once)"
+            )
+        return line
 
 
 class InputChange(Record):

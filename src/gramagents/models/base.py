@@ -30,6 +30,9 @@ class Stats:
     requests_sent: int = 0
     cache_hits: int = 0
     failed: int = 0
+    shared: int = 0
+    """Requests identical to another of the same batch, answered by that one's single call
+    (neither sent nor served from the cache)."""
 
     def snapshot(self) -> dict[str, int]:
         """The counters as a plain dict."""
@@ -37,6 +40,7 @@ class Stats:
             "requests_sent": self.requests_sent,
             "cache_hits": self.cache_hits,
             "failed": self.failed,
+            "shared": self.shared,
         }
 
 

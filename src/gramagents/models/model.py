@@ -140,6 +140,7 @@ class Model:
                 self.stats.cache_hits += 1
                 result = Generation.model_validate({**found[key], "cached": True, "latency_s": 0.0})
             else:  # a duplicate of a request answered just above
+                self.stats.shared += 1
                 result = first[key]
             first.setdefault(key, result)
             results.append(result)
@@ -205,8 +206,12 @@ class Model:
         if todo:
             fresh = await self._ask(todo, self.backend.loglikelihood, lambda _: True)
         results = []
+        answered: set[str] = set()
         for key in keys:
             if key in fresh:
+                if key in answered:  # a duplicate of a request scored once
+                    self.stats.shared += 1
+                answered.add(key)
                 results.append(fresh[key])
             else:
                 self.stats.cache_hits += 1

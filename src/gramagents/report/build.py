@@ -114,7 +114,7 @@ def render_build_report(manifest: BuildManifest, folder: Path) -> str:
         + (f" ({md_text(described)})" if described else ""),
         f"- agents: {manifest.agents}"
         + (f" ({', '.join(map(md_text, manifest.models))})" if manifest.models else ""),
-        f"- {counts.requests_sent} requests sent, {counts.cache_hits} cache hits, "
+        f"- {counts.requests_line()}, {counts.cache_hits} cache hits, "
         f"{counts.failed} failures (`failures.jsonl`)",
         "",
     ]

@@ -125,6 +125,7 @@ def count(
         cache_hits=sum(m.stats.cache_hits for m in models) + resumed,
         invalid=sum(finished),
         failed=in_scope - len(finished),
+        shared=sum(m.stats.shared for m in models) + (judge.stats.shared if judge else 0),
     )
     if judge is not None:
         manifest.judge = {

@@ -15,8 +15,9 @@ from ..scoring.extract import Extraction, extract
 from ..scoring.metrics import ItemScore, score_item
 from .eval_work import EvalContext, ItemWork, LikelihoodPair
 
-SCORE_META_KEYS = ("point", "name", "category", "level", "language", "position")
-"""Item metadata every score line carries (besides its task's breakdowns)."""
+SCORE_META_KEYS = ("point", "name", "category", "level", "language", "position", "n")
+"""Item metadata every score line carries (besides its task's breakdowns); `n`, the number of
+sub-questions, lets reports state the size of a task's batches."""
 
 
 class ChunkScorer:
