@@ -127,8 +127,9 @@ def test_eval_scores_released_banks_and_reports_table_3(tmp_path, released):
     }
     assert sizes["BATCH-T"] != "9"  # the example table has points of fewer than nine sentences
     assert (
-        f"| Model | SINGLE T | SINGLE F | BATCH T×{sizes['BATCH-T']} | BATCH F×{sizes['BATCH-F']} | "
-        f"SIM-GRA | CAT-GRA | CON-INS F×{sizes['CON-INS-F10']} | CON-INS T×5&F×5 | Average |"
+        f"| Model | SINGLE T | SINGLE F | BATCH T×{sizes['BATCH-T']} | "
+        f"BATCH F×{sizes['BATCH-F']} | SIM-GRA | CAT-GRA | CON-INS F×{sizes['CON-INS-F10']} | "
+        "CON-INS T×5&F×5 | Average |"
     ) in report
     assert "| scripted:oracle | " + " | ".join(["1.000"] * 9) + " |" in report
     random_row = next(line for line in report.splitlines() if line.startswith("| RANDOM | 0.500"))
