@@ -134,45 +134,52 @@ def disagrees(key: str, text: str, meta: Mapping[str, Any]) -> bool:
 _KEY_END = ".．、:：)）"
 
 
-def _option_line(line: str, options: list[tuple[str, str]], whole: bool = True) -> bool:
-    """Whether a line (as `echo.line_key` gives it) is an option's key and text.
+def _option_line(
+    line: str, options: list[tuple[str, str]], own: bool = True, cut: bool = False
+) -> bool:
+    """Whether a line (as `echo.line_key` gives it) is an option's key and an option's text.
 
-    `whole=False`: or the beginning of one, cut after at least `MIN_WEIGHT` of its text.
+    `own`: the key's own text (`A. 公元前221年`); else any option's (`A. 公元前206年`, the
+    options given back under one letter). `cut`: or the beginning of one (the length limit
+    cut it), after at least `MIN_WEIGHT` of text for a key's own, after the key for any.
     """
+    texts = [line_key(nfkc(text)) for _, text in options]
     for key, text in options:
         if not line.startswith(key):
             continue
         rest = line[len(key) :].lstrip(_KEY_END)
-        wanted = line_key(nfkc(text))
-        if rest == wanted or (
-            not whole and rest and wanted.startswith(rest) and weight(rest) >= MIN_WEIGHT
-        ):
+        wanted = [line_key(nfkc(text))] if own else texts
+        if rest in wanted:
             return True
+        if cut and any(w.startswith(rest) for w in wanted):
+            if not own or (rest and weight(rest) >= MIN_WEIGHT):
+                return True
     return False
 
 
 def option_lines_echoed(text: str, meta: Mapping[str, Any], prompt: Prompt) -> bool:
-    """Whether a reply only gives back the prompt's lines, an option's line among them.
+    """Whether a reply only gives back the prompt's options (and other lines of it).
 
-    Every line of the reply is a whole line of the prompt, but the last, which may be the
-    beginning of one (the length limit cut it); an option's line (its key and text, as the
-    prompt writes it) is among them. A bare option line (`A. 公元前221年`) is such a reply;
-    `A`, `答案是A` and `A：公元前221年` are not.
+    One line: an option's line as the prompt writes it (`A. 公元前221年`), or its beginning
+    cut off by the length limit. Several lines: each a line of the prompt or an option's text
+    under a key (`A. πr²`, `A. πd²`, `A. 2πr`: the options given back under one letter), the last
+    possibly cut off, one of them at least an option's. `A`, `答案是A`, `A：公元前221年` and
+    `A. 公元前206年` alone (a letter with another option's text: a conflict) are none.
     """
     options = option_pairs(meta)
     if not options:
         return False
     lines = [key for key in map(line_key, text.split("\n")) if key]
-    if not lines or len(lines) > len(prompt.lines):
+    if not lines:
         return False
     *head, last = lines
-    if any(line not in prompt.lines for line in head):
+    prefix = any(line.startswith(last) for line in prompt.lines)
+    if not head:
+        if last in prompt.lines:
+            return _option_line(last, options)
+        return prefix and _option_line(last, options, cut=True)
+    if not all(line in prompt.lines or _option_line(line, options, own=False) for line in head):
         return False
-    if last in prompt.lines:
-        return any(_option_line(line, options) for line in lines)
-    if head:
-        cut = any(line.startswith(last) for line in prompt.lines)
-        return cut and any(_option_line(line, options) for line in head)
-    return _option_line(last, options, whole=False) and any(
-        line.startswith(last) for line in prompt.lines
-    )
+    if not (last in prompt.lines or prefix or _option_line(last, options, own=False, cut=True)):
+        return False
+    return any(_option_line(line, options, own=False, cut=True) for line in lines)

@@ -97,15 +97,31 @@ _DATE_BEFORE = re.compile(r"[年月]\s*$")
 _DATE_SEPARATED = re.compile(r"\d{4}[-/.]\d{1,2}(?:[-/.]\d{1,2})?|\d{1,2}[-/.]\d{1,2}[-/.]\d{4}")
 
 
-def _not_a_value(text: str, match: re.Match[str]) -> bool:
-    """Whether a number numbers a line (`1. …`) or is part of a date (`2018年10月11`)."""
+_LIST_LINE = re.compile(r"^\s*\d{1,2}\s*[.．、)）]\s*\S", re.MULTILINE)
+_LABEL = re.compile(r"(?:得分|分数|评分|score|类别|label)\s*[:：是为]?\s*$", re.IGNORECASE)
+_UNIT = re.compile(r"\s*分(?!制)")
+_FULL_MARKS = re.compile(r"(?:满分|总分|out of)\s*$", re.IGNORECASE)
+
+
+def _not_a_value(text: str, match: re.Match[str], listed: bool) -> bool:
+    """Whether a number is no value: it numbers a line, or is part of a date or a full mark.
+
+    `1. …`, `2018年10月11`, `满分100`; and, in a numbered list (`listed`), any number without
+    a label (`得分：85`, `85分`): `1. 0`, `2. 1`, `3. 2` on their lines count, they score
+    nothing.
+    """
     start, end = match.span()
     line_start = text.rfind("\n", 0, start) + 1
     if not text[line_start:start].strip() and _LIST_NUMBER.match(text, end):
         return True
     if _DATE_AFTER.match(text, end) or _DATE_BEFORE.search(text, 0, start):
         return True
-    return any(d.start() <= start and end <= d.end() for d in _DATE_SEPARATED.finditer(text))
+    if any(d.start() <= start and end <= d.end() for d in _DATE_SEPARATED.finditer(text)):
+        return True
+    if _FULL_MARKS.search(text, 0, start):
+        return True
+    labelled = _LABEL.search(text, 0, start) or _UNIT.match(text, end)
+    return listed and not labelled
 
 
 def _first_number(text: str, lo: float, hi: float) -> float | None:
@@ -116,10 +132,11 @@ def _first_number(text: str, lo: float, hi: float) -> float | None:
     )
     candidates = [labelled] if labelled else []
     candidates += list(_NUMBER.finditer(text))
+    listed = len(_LIST_LINE.findall(text)) >= 2
     for match in candidates:
         span = match.span(match.lastindex or 0)
         number = _NUMBER.fullmatch(text, *span)
-        if number is None or _not_a_value(text, number):
+        if number is None or _not_a_value(text, number, listed):
             continue
         value = float(number.group(0))
         if lo <= value <= hi:
@@ -130,7 +147,9 @@ def _first_number(text: str, lo: float, hi: float) -> float | None:
 def extract_score(text: str, lo: float = 0, hi: float = 100) -> float | None:
     """An essay score: a labelled number (`得分：85`, "Score: 85/100") or the first in range.
 
-    A number that numbers a line (`1. 2018年10月11`) or is part of a date is no score.
+    A number that numbers a line (`1. 2018年10月11`), is part of a date or gives the full
+    mark (`满分100`) is no score, nor is one a numbered list holds without a label (lines
+    `1. 0`, `2. 1`, `3. 2`: the list counted).
     """
     return _first_number(text, lo, hi)
 
