@@ -81,7 +81,7 @@ def test_a_profile_scores_each_competence_of_scripted_models(in_tmp: Path):
     for heading in ("## Competences", "## Weakest grammar points", "## Paired comparison"):
         assert heading in report
     page = (folder / "report.html").read_text(encoding="utf-8")
-    assert "Weakest grammar points" in page and 'href="evals/cpg/report.html#items"' in page
+    assert "Weakest grammar points" in page and 'href="evals/cpg/report.html#item=SINGLE-' in page
     assert (folder / "evals" / "cpg" / "report.html").is_file()
 
 

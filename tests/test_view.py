@@ -165,6 +165,23 @@ def test_items_come_in_dataset_order_with_each_model_s_answer(hand_run):
     assert details[6]["meta"] == {"category": "c9"}
 
 
+def test_an_item_has_an_address_and_the_site_the_ids_to_find_it(hand_run):
+    from gramagents.report.view.markup import item_address
+
+    write_view([hand_run])
+    ids = data(hand_run, "run0/items/ids")  # loaded only when an address asks for an item
+    assert ids == [r[0] for r in rows_of(hand_run, "run0/items")]
+    assert (
+        item_address("SIM-GRA/1001/ex/0@3shot")
+        == "report.html#item=SIM-GRA%2F1001%2Fex%2F0%403shot"
+    )
+    assert item_address("1_memory/初中#1", "evals/edu/report.html") == (
+        "evals/edu/report.html#item=1_memory%2F%E5%88%9D%E4%B8%AD%231"
+    )
+    app = (hand_run / "view" / "app.js").read_text(encoding="utf-8")
+    assert 'hash.startsWith("item=")' in app and '"/ids"' in app
+
+
 def test_filters_select_rows_as_the_page_does(hand_run):
     write_view([hand_run])
     index = data(hand_run, "run0/items/index")
@@ -587,6 +604,29 @@ def test_the_eval_page_in_a_browser(eval_run, chromium, tmp_path):
     assert detail.locator(".answer-card").count() == 2
     page.screenshot(path=str(tmp_path / "items.png"))
     assert (tmp_path / "items.png").stat().st_size > 20_000
+    assert page.problems == []
+    page.close()
+
+
+@pytest.mark.slow
+def test_an_item_s_address_opens_it_in_a_browser(eval_run, chromium):
+    from gramagents.report.view.markup import item_address
+
+    rows = rows_of(eval_run, "run0/items")
+    wanted = rows[-1][0]  # on the last page of the list
+    page = open_page(chromium, eval_run / "report.html")
+    page.goto((eval_run / "report.html").as_uri() + "#" + item_address(wanted).split("#", 1)[1])
+    page.wait_for_selector(".detail h3.id")
+    assert page.locator(".detail h3.id").inner_text() == wanted
+    assert page.locator("table.rows tbody tr.selected td.id").inner_text() == wanted
+    assert page.locator("#tab-items").is_visible()
+    first = rows[0][0]
+    page.evaluate("id => { location.hash = 'item=' + encodeURIComponent(id); }", first)
+    page.wait_for_function(
+        "id => document.querySelector('.detail h3.id').textContent === id", arg=first
+    )
+    page.evaluate("() => { location.hash = 'item=no-such-item'; }")
+    page.wait_for_selector("text=No item no-such-item in this run.")
     assert page.problems == []
     page.close()
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..records import ProfileManifest
 from ..report.markdown import markdown_table
+from ..report.mdtext import Markdown, md_text
 
 POOLING = (
     "Chance-corrected score: (score − RANDOM) / (1 − RANDOM) over the competence's items, "
@@ -105,16 +106,19 @@ def weakest_lines(data: dict[str, Any]) -> list[str]:
         "",
         f"Items joined by grammar-point id (`namespace:point`) across entries and tasks; "
         f"points with at least {data['settings']['min_items']} items, worst first. Each "
-        "example names its entry: `evals/ENTRY/report.html` shows the item (its Items tab).",
+        "example links to the item itself: `evals/ENTRY/report.html#item=ID` opens it in its "
+        "eval's viewer (a grammar item of corrections opens its first sentence).",
     ]
     for model, points in data["weakest"].items():
         lines += ["", f"### {model}", ""]
         rows = []
         for point in points:
-            shown = "; ".join(
-                f"{e['entry']} {_short(e['item_id'])} answered {_short(e['answer'])}, "
-                f"gold {_short(e['gold'])}"
-                for e in point["examples"]
+            shown = Markdown(
+                "; ".join(
+                    f"[{md_text(e['entry'])} {md_text(e['item_id'])}]({example_address(e)}) "
+                    f"answered {md_text(_short(e['answer']))}, gold {md_text(_short(e['gold']))}"
+                    for e in point["examples"]
+                )
             )
             rows.append(
                 [
@@ -142,6 +146,17 @@ def weakest_lines(data: dict[str, Any]) -> list[str]:
             else ["(none)"]
         )
     return lines
+
+
+def example_address(example: dict[str, Any]) -> str:
+    """Where a weak point's example opens: its item in its eval's viewer, from the profile.
+
+    A unit of several items (a grammar item's corrections) opens its first item.
+    """
+    from ..report.view.markup import item_address  # the viewer's own addressing
+
+    shown = example.get("shown_item") or example["item_id"]
+    return item_address(shown, f"evals/{example['entry']}/report.html")
 
 
 def _short(value: Any) -> str:
