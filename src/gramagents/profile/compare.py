@@ -7,6 +7,7 @@ first profile. A model named in more than one folder is told apart by its folder
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -38,18 +39,7 @@ def _rows_of(folder: Path) -> tuple[list[ItemScore], dict[str, str] | None]:
 
 
 def _renamed(row: ItemScore, model: str) -> ItemScore:
-    return ItemScore(
-        row.entry,
-        model,
-        row.item_id,
-        row.task,
-        row.score,
-        row.random,
-        row.invalid,
-        row.point,
-        row.answer,
-        row.gold,
-    )
+    return dataclasses.replace(row, model=model)
 
 
 def compare_folders(folders: list[Path], settings: Settings | None = None) -> list[dict[str, Any]]:
