@@ -23,8 +23,9 @@ figures are in `bench/RESULTS.md`.
   answers (at 4, `The answer is “True` loses its True to the instruction `answer them with
   “True” or “False”`); longer runs miss short instructions (Chinese ones are short:
   `请使用T或F回答` is 9 characters; at 12, an echoed `如果不包含，请仅回答F` reads as F, and
-  echoes read as answers go from 24 to 40 of 656). The 24 left at 8 are all an option's line
-  given back (`E. 能愿动词：能`), which is an answer by its form.
+  echoes read as answers go from 24 to 40 of 656). The 24 left at 8 were all an option's line
+  given back (`E. 能愿动词：能`); such a line is now an echo by its form
+  (`options.option_lines_echoed`), whatever its copied runs.
 - `ECHO_SHARE = 0.5` only names the reason of a token reply no rule reads: of the embedded
   model's 73 such replies, the 49 with half or more copied give the prompt's sentences back
   (the lowest, 0.51, a comment repeating them), the other 24 copy 0.29 or less.
