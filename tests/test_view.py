@@ -348,8 +348,9 @@ def test_several_runs_side_by_side(hand_run, tmp_path):
 def view_answer(request) -> str:
     """Answers of every shape, decided by the prompt: right, wrong and unreadable ones."""
     text = request.messages[-1].content
-    pick = sum(map(ord, text)) % 5
-    return ["T", "F", "A", "答案：F", "I am not sure"][pick]
+    pick = sum(map(ord, text)) % 6
+    # one letter to a batch answers none of its sentences: "1. T 2. F" is a batch's partial answer
+    return ["T", "F", "A", "答案：F", "I am not sure", "1. T 2. F"][pick]
 
 
 ScriptedBackend.register("view-a", view_answer)
