@@ -86,6 +86,7 @@ def test_duplicate_requests_in_one_batch_are_asked_once(fresh_cache):
     out = asyncio.run(model.generate([request("a"), request("b"), request("a")]))
     assert [g.text for g in out] == ["A", "B", "A"]
     assert model.stats.requests_sent == 2
+    assert model.stats.shared == 1 and model.stats.cache_hits == 0  # asked once, said so
 
 
 def test_cache_is_sqlite_in_wal_mode_and_persists(fresh_cache):
@@ -161,3 +162,31 @@ def test_a_one_by_one_backend_s_scores_are_kept_when_another_request_fails(fresh
     with pytest.raises(BackendUnavailable):
         asyncio.run(model.loglikelihood(asked))
     assert len(cache) == 3  # every score that arrived before the failure was kept
+
+
+def test_duplicate_scoring_requests_in_one_batch_are_scored_once_and_counted(fresh_cache):
+    from gramagents.records import Loglikelihood, LoglikelihoodRequest
+
+    scored: list[str] = []
+
+    class Pairs(ScriptedBackend):
+        supports_loglikelihood = True
+
+        async def loglikelihood(self, requests):
+            scored.extend(r.continuation for r in requests)
+            self.stats.requests_sent += len(requests)
+            return [
+                Loglikelihood(
+                    logprob=-len(r.continuation), mean_logprob=-1.0, n_tokens=1, greedy=True
+                )
+                for r in requests
+            ]
+
+    ScriptedBackend.register("pairs-once", lambda r: "")
+    backend = create_backend("scripted:pairs-once")
+    backend.__class__ = Pairs
+    model = Model(backend, ResponseCache(fresh_cache))
+    asked = [LoglikelihoodRequest(context="", continuation=c) for c in ("ab", "c", "ab")]
+    out = asyncio.run(model.loglikelihood(asked))
+    assert [o.logprob for o in out] == [-2.0, -1.0, -2.0] and scored == ["ab", "c"]
+    assert (model.stats.requests_sent, model.stats.shared, model.stats.cache_hits) == (2, 1, 0)

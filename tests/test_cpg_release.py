@@ -219,3 +219,82 @@ def test_table_3_averages_all_eight_banks_and_names_those_not_scored(tmp_path, f
     scores = [json.loads(line) for line in (tmp_path / "s" / "scores.jsonl").open()]
     share = sum(s["invalid"] for s in scores) / len(scores)
     assert 0 < share < 1 and f"| scripted:half-read | {share:.3f} |" in invalid
+
+
+def _results_file(path) -> None:
+    """A CSV like the one at the top of the release's checkout: the authors' results, whose
+    `QuestionBank` column would make it look like a lite file."""
+    path.write_text(
+        "\ufeffUID,Num_sentences,prompt,answer,QuestionBank,Lv\n"
+        '8,S-1001-8,"请判断：在句子“\n\n我会游泳。\n\n”中，是否包含语法点[能愿动词：会]?",T,'
+        "1-1-SINGLE-T,S\n",
+        encoding="utf-8",
+    )
+
+
+@pytest.mark.parametrize("under", ["", "CPG-EVAL-main"])
+def test_the_release_s_checkout_is_read_from_its_question_bank(tmp_path, under):
+    checkout = tmp_path / "checkout"
+    top = checkout / under if under else checkout
+    release.write_release(top / "question_bank")
+    _results_file(top / "CPG-EVAL-core&results.csv")
+    (top / "group_ranking").mkdir()
+    _results_file(top / "group_ranking" / "mixed_model.csv")
+    (checkout / "__MACOSX" / "question_bank").mkdir(parents=True)  # an archive's leftovers
+    whole = read_dataset(checkout, "cpg-eval")
+    alone = read_dataset(top / "question_bank", "cpg-eval")
+    assert [i.model_dump() for i in whole.items] == [i.model_dump() for i in alone.items]
+    assert whole.info["skipped"] == [
+        "/".join(p for p in (under, "question_bank", "notes.csv") if p)
+    ]
+    assert Counter(i.task for i in whole.items) == Counter(
+        {bank: len(rows) for bank, rows in release.questions().items()}
+    )
+
+
+def test_a_folder_without_bank_files_or_a_question_bank_is_one_error(tmp_path):
+    empty = tmp_path / "checkout"
+    (empty / "resources").mkdir(parents=True)
+    with pytest.raises(InputError, match="nor a question_bank/ folder holding them"):
+        read_dataset(empty, "cpg-eval")
+    for name in ("a", "b"):
+        release.write_release(empty / name / "question_bank")
+    with pytest.raises(InputError, match="two question_bank/ folders"):
+        read_dataset(empty, "cpg-eval")
+
+
+def test_every_released_item_names_its_grammar_point_as_its_question_does(folder):
+    path, _ = folder
+    dataset = read_dataset(path, "cpg-eval")
+    labels = {p.label for p in release.POINTS}
+    for item in dataset.items:
+        if item.task in ("SIM-GRA", "CAT-GRA"):
+            options = {o["key"]: o["text"] for o in item.meta["options"]}
+            # the gold option's label where the release determines the gold, else none
+            assert item.meta.get("point") == (options[item.answer] if item.answer else None)
+        else:
+            assert item.meta["point"] == item.meta["point_label"] in labels
+            assert f"语法点[{item.meta['point']}]" in item.prompt.vars["text"]
+    points = Counter(i.meta.get("point") for i in dataset.items)
+    assert points["能愿动词：会"] >= 5 and None in points  # the ambiguous 吧 questions: none
+
+
+def test_a_profile_joins_the_release_s_items_by_the_point_their_questions_name(tmp_path, folder):
+    from gramagents.profiles.compute import Settings, weakest_points
+    from gramagents.profiles.scores import read_entry
+
+    path, _ = folder
+    ScriptedBackend.register("release-says-t", lambda request: "T")
+    asyncio.run(
+        run_eval(
+            path,
+            EvalOptions(models=["scripted:release-says-t"], fmt="cpg-eval", run_dir=tmp_path / "e"),
+        )
+    )
+    rows = read_entry(tmp_path / "e", "cpg-eval", "cpg-eval", set(BANKS))
+    assert rows and all(r.point for r in rows if r.task not in ("SIM-GRA", "CAT-GRA"))
+    weakest = weakest_points(rows, Settings(boot=50))["scripted:release-says-t"]
+    assert weakest and {p["point"] for p in weakest} <= {
+        f"cpg-eval:{p.label}" for p in release.POINTS
+    }
+    assert all({"SINGLE-F", "BATCH-F"} & set(p["tasks"]) for p in weakest[:1])  # T is wrong there

@@ -116,6 +116,19 @@ def built(tmp_path_factory):
     return work, asyncio.run(run_build(str(recipe), options))
 
 
+def test_every_item_names_its_subject_and_task_as_the_point_a_profile_joins(built):
+    _, result = built
+    points = {}
+    for item in result.items:
+        meta = item.meta
+        expected = f"{meta['subject']}/{meta['task_id']}" if meta["subject"] else meta["task_id"]
+        assert meta["point"] == expected, item.id
+        points.setdefault(meta["point"], set()).add(item.task)
+    # zero- and three-shot items of one subject and task are one point
+    assert any({"EDU-MC", "EDU-MC-3SHOT"} <= tasks for tasks in points.values())
+    assert "数学/5-1" in points
+
+
 def test_build_standardizes_routes_and_checks_quality(built):
     work, result = built
     stages = result.manifest.stages

@@ -163,3 +163,65 @@ def test_codes_are_read(text, value, rule):
 @pytest.mark.parametrize("text", ["1066", "1063还是1064", "10634", "B", ""])
 def test_codes_not_among_the_options_are_invalid(text):
     assert extract("code", text, CODES).invalid
+
+
+@pytest.fixture(scope="module")
+def example_items(tmp_path_factory):
+    """The example CPG table's banks, built without agents."""
+    import asyncio
+
+    from gramagents.workflow.build import BuildOptions, run_build
+
+    from .conftest import EXAMPLE_TABLE
+
+    run = tmp_path_factory.mktemp("example") / "b"
+    options = BuildOptions(source=EXAMPLE_TABLE, agents=False, run_dir=run, use_cache=False)
+    return asyncio.run(run_build("cpg", options)).items
+
+
+def _reading(item, reply):
+    from gramagents.tasks import get_task
+    from gramagents.templates import load_prompt
+
+    messages = load_prompt(item.prompt.template).render(item.prompt.vars)
+    known = {**item.prompt.vars, **item.meta}
+    return extract(get_task(item.task).extractor, reply, known, messages)
+
+
+def test_a_sentence_given_back_is_an_echo_whatever_the_item(example_items):
+    """The same behaviour, the same reason: long sentences and short ones, whole or cut off
+    by the length limit after a few characters, alone or under list numbers."""
+    readings = {}
+    for item in example_items:
+        variables = item.prompt.vars
+        if item.task.startswith("SINGLE"):
+            sentence = variables["sentence"]
+            for reply in (sentence, sentence[: max(4, len(sentence) // 2)]):
+                readings[item.id, reply] = _reading(item, reply).reason
+        elif item.task.startswith("BATCH") and len(variables["sentences"]) > 1:
+            shuffled = variables["sentences"][1:] + variables["sentences"][:1]  # other numbers
+            reply = "\n".join(f"{n}. {s}" for n, s in enumerate(shuffled, start=1))
+            readings[item.id, reply] = _reading(item, reply).reason
+    assert len(readings) > 300
+    assert {reason for reason in readings.values()} == {"echo"}, [
+        key for key, reason in readings.items() if reason != "echo"
+    ][:5]
+
+
+def test_a_bare_option_line_is_an_echo_and_the_option_in_the_model_s_words_is_read(
+    example_items,
+):
+    checked = 0
+    for item in example_items:
+        if item.task not in ("SIM-GRA", "CAT-GRA"):
+            continue
+        option = next(o for o in item.prompt.vars["options"] if o["key"] == item.answer)
+        line = (
+            f"{option['key']}. {option['text']}"
+            if item.task == "SIM-GRA"
+            else (f"{option['key']}.{option['text']}")
+        )
+        assert _reading(item, line).reason == "echo", item.id  # as the prompt writes it
+        assert _reading(item, f"答案：{line}").value == item.answer, item.id
+        checked += 1
+    assert checked > 200

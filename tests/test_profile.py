@@ -81,7 +81,7 @@ def test_a_profile_scores_each_competence_of_scripted_models(in_tmp: Path):
     for heading in ("## Competences", "## Weakest grammar points", "## Paired comparison"):
         assert heading in report
     page = (folder / "report.html").read_text(encoding="utf-8")
-    assert "Weakest grammar points" in page and 'href="evals/cpg/report.html#items"' in page
+    assert "Weakest grammar points" in page and 'href="evals/cpg/report.html#item=SINGLE-' in page
     assert (folder / "evals" / "cpg" / "report.html").is_file()
 
 
@@ -199,3 +199,58 @@ def test_the_command_fits_threads_as_build_and_eval_do(
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(cli.app, ["profile", "--suite", "no-such-suite", "--threads", "3"])
     assert result.exit_code != 0 and fitted == [3]
+
+
+GEC_SOURCE = ROOT / "examples" / "gec" / "grammar-items.jsonl"
+GEC_SUITE = f"""\
+suite: correction
+entries:
+  gec:
+    build: {{recipe: gec, source: {GEC_SOURCE}, limit: 4}}
+competences:
+  correction: [GEC-GUIDED, GEC-BASELINE]
+"""
+
+
+def test_the_correction_competence_is_the_gec_recipe_s_own_macro_f05(in_tmp: Path):
+    from gramagents.workflow.build import BuildOptions, run_build
+
+    built = asyncio.run(
+        run_build(
+            "gec", BuildOptions(source=GEC_SOURCE, agents=False, limit=4, run_dir=in_tmp / "b")
+        )
+    )
+    golds = {i.prompt.vars["text"]: str(i.answer) for i in built.items if i.task == "GEC-GUIDED"}
+    corrected = {text for n, text in enumerate(sorted(golds)) if n % 3}
+
+    def corrects_some(request) -> str:
+        """The gold correction of two sentences in three, the others given back unchanged."""
+        text = next(t for t in golds if f"\n{t}\n" in request.messages[-1].content)
+        return golds[text] if text in corrected else text
+
+    ScriptedBackend.register("corrects-some", corrects_some)
+    suite = in_tmp / "correction.yaml"
+    suite.write_text(GEC_SUITE, encoding="utf-8")
+    options = ProfileOptions(
+        suite=str(suite),
+        models=["scripted:corrects-some"],
+        run_dir=in_tmp / "p",
+        settings=Settings(boot=200, seed=1, min_items=2),  # a grammar item: a unit per task
+    )
+    result = asyncio.run(run_profile(options))
+    block = result.data["competences"]["scripted:corrects-some"]["correction"]
+    summary = json.loads((in_tmp / "p" / "evals" / "gec" / "summary.json").read_text())
+    recipe = {r["task"]: r["score"] for r in summary if r["metric"] == "f0.5"}
+    points = {i.meta["point"] for i in built.items if i.task == "GEC-GUIDED"}
+    for task in ("GEC-GUIDED", "GEC-BASELINE"):
+        assert block["tasks"][task]["score"] == pytest.approx(recipe[task])  # CTSEG's figure
+        assert block["tasks"][task]["n"] == len(points)  # one unit per grammar item
+    sentences = [
+        json.loads(line)
+        for line in (in_tmp / "p" / "evals" / "gec" / "scores.jsonl").read_text().splitlines()
+    ]
+    guided = [s["scores"]["f0.5"] for s in sentences if s["task"] == "GEC-GUIDED"]
+    assert sum(guided) / len(guided) != pytest.approx(recipe["GEC-GUIDED"])  # not the item mean
+    weakest = result.data["weakest"]["scripted:corrects-some"]
+    shown = [e["shown_item"] for p in weakest for e in p["examples"] if e["task"] == "GEC-GUIDED"]
+    assert shown and all(s.startswith("GEC-GUIDED/") and "/pair/" in s for s in shown)

@@ -119,9 +119,17 @@ def test_eval_scores_released_banks_and_reports_table_3(tmp_path, released):
     assert all(r["score"] == 1.0 and r["invalid_rate"] == 0.0 for r in summary.values())
     report = (tmp_path / "e" / "report.md").read_text(encoding="utf-8")
     assert "## CPG-EVAL Table 3 layout" in report
+    sizes = {  # the headers state the batches' real sizes, not the paper's nine
+        task: "/".join(
+            str(n) for n in sorted({i.meta["n"] for i in dataset.items if i.task == task})
+        )
+        for task in ("BATCH-T", "BATCH-F", "CON-INS-F10")
+    }
+    assert sizes["BATCH-T"] != "9"  # the example table has points of fewer than nine sentences
     assert (
-        "| Model | SINGLE T | SINGLE F | BATCH T×9 | BATCH F×9 | SIM-GRA | CAT-GRA | "
-        "CON-INS F×10 | CON-INS T×5&F×5 | Average |"
+        f"| Model | SINGLE T | SINGLE F | BATCH T×{sizes['BATCH-T']} | "
+        f"BATCH F×{sizes['BATCH-F']} | SIM-GRA | CAT-GRA | CON-INS F×{sizes['CON-INS-F10']} | "
+        "CON-INS T×5&F×5 | Average |"
     ) in report
     assert "| scripted:oracle | " + " | ".join(["1.000"] * 9) + " |" in report
     random_row = next(line for line in report.splitlines() if line.startswith("| RANDOM | 0.500"))

@@ -165,6 +165,23 @@ def test_items_come_in_dataset_order_with_each_model_s_answer(hand_run):
     assert details[6]["meta"] == {"category": "c9"}
 
 
+def test_an_item_has_an_address_and_the_site_the_ids_to_find_it(hand_run):
+    from gramagents.report.view.markup import item_address
+
+    write_view([hand_run])
+    ids = data(hand_run, "run0/items/ids")  # loaded only when an address asks for an item
+    assert ids == [r[0] for r in rows_of(hand_run, "run0/items")]
+    assert (
+        item_address("SIM-GRA/1001/ex/0@3shot")
+        == "report.html#item=SIM-GRA%2F1001%2Fex%2F0%403shot"
+    )
+    assert item_address("1_memory/初中#1", "evals/edu/report.html") == (
+        "evals/edu/report.html#item=1_memory%2F%E5%88%9D%E4%B8%AD%231"
+    )
+    app = (hand_run / "view" / "app.js").read_text(encoding="utf-8")
+    assert 'hash.startsWith("item=")' in app and '"/ids"' in app
+
+
 def test_filters_select_rows_as_the_page_does(hand_run):
     write_view([hand_run])
     index = data(hand_run, "run0/items/index")
@@ -185,7 +202,7 @@ def test_the_overview_tables_hold_the_summary(hand_run):
     write_view([hand_run])
     found = tables(hand_run / "report.html")
     scores = found["scores"]
-    assert scores["header"] == ["model", "SINGLE-T (acc)", "Average"]
+    assert scores["header"] == ["model", "SINGLE-T (acc)", "Average (acc)"]
     random, a, b = scores["rows"]
     assert random[:2] == ["RANDOM", 0.5]
     # m-a: q0 right, q1 invalid, q3 right, gone right; m-b: q0 right, q1 right, q3 wrong
@@ -331,8 +348,9 @@ def test_several_runs_side_by_side(hand_run, tmp_path):
 def view_answer(request) -> str:
     """Answers of every shape, decided by the prompt: right, wrong and unreadable ones."""
     text = request.messages[-1].content
-    pick = sum(map(ord, text)) % 5
-    return ["T", "F", "A", "答案：F", "I am not sure"][pick]
+    pick = sum(map(ord, text)) % 6
+    # one letter to a batch answers none of its sentences: "1. T 2. F" is a batch's partial answer
+    return ["T", "F", "A", "答案：F", "I am not sure", "1. T 2. F"][pick]
 
 
 ScriptedBackend.register("view-a", view_answer)
@@ -587,6 +605,29 @@ def test_the_eval_page_in_a_browser(eval_run, chromium, tmp_path):
     assert detail.locator(".answer-card").count() == 2
     page.screenshot(path=str(tmp_path / "items.png"))
     assert (tmp_path / "items.png").stat().st_size > 20_000
+    assert page.problems == []
+    page.close()
+
+
+@pytest.mark.slow
+def test_an_item_s_address_opens_it_in_a_browser(eval_run, chromium):
+    from gramagents.report.view.markup import item_address
+
+    rows = rows_of(eval_run, "run0/items")
+    wanted = rows[-1][0]  # on the last page of the list
+    page = open_page(chromium, eval_run / "report.html")
+    page.goto((eval_run / "report.html").as_uri() + "#" + item_address(wanted).split("#", 1)[1])
+    page.wait_for_selector(".detail h3.id")
+    assert page.locator(".detail h3.id").inner_text() == wanted
+    assert page.locator("table.rows tbody tr.selected td.id").inner_text() == wanted
+    assert page.locator("#tab-items").is_visible()
+    first = rows[0][0]
+    page.evaluate("id => { location.hash = 'item=' + encodeURIComponent(id); }", first)
+    page.wait_for_function(
+        "id => document.querySelector('.detail h3.id').textContent === id", arg=first
+    )
+    page.evaluate("() => { location.hash = 'item=no-such-item'; }")
+    page.wait_for_selector("text=No item no-such-item in this run.")
     assert page.problems == []
     page.close()
 

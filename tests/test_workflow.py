@@ -194,6 +194,7 @@ def test_eval_writes_the_run_folder_contract(tmp_path):
         "invalid": 0,
         "failed": 0,
         "not_asked": 0,
+        "shared": 0,
     }
     assert "dataset" in manifest["hashes"] and "prompts/cpg/single.zh.md" in manifest["hashes"]
     responses = lines(folder / "responses.jsonl")

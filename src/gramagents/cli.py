@@ -210,7 +210,7 @@ def _say_eval(result: EvalResult) -> None:
         else ""
     )
     _say(
-        f"{manifest.status}: {counts.items} answers, {counts.requests_sent} requests sent, "
+        f"{manifest.status}: {counts.items} answers, {counts.requests_line()}, "
         f"{counts.cache_hits} cache hits, {counts.invalid} invalid, {counts.failed} failed"
         + (f", {counts.not_asked} not asked" if counts.not_asked else "")
         + by_judge

@@ -350,6 +350,9 @@ class Counts(Record):
     not_asked: int = 0
     """Answers of the items in scope neither made nor failed: not reached before the command
     stopped (interrupted, or stopped by an error); the resumed run asks them."""
+    shared: int = 0
+    """Requests identical to another one of the run, asked once: the one call's answer served
+    them all (counted neither in `requests_sent` nor in `cache_hits`)."""
 
     def __add__(self, other: Counts) -> Counts:
         return Counts(
@@ -359,7 +362,18 @@ class Counts(Record):
             invalid=self.invalid + other.invalid,
             failed=self.failed + other.failed,
             not_asked=self.not_asked + other.not_asked,
+            shared=self.shared + other.shared,
         )
+
+    def requests_line(self) -> str:
+        """`N requests sent` and, when identical prompts were asked once, how many."""
+        line = f"{self.requests_sent} requests sent"
+        if self.shared:
+            line += (
+                f" ({self.shared} more {'was' if self.shared == 1 else 'were'} identical to "
+                "one of them and asked once)"
+            )
+        return line
 
 
 class InputChange(Record):

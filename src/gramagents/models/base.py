@@ -35,6 +35,9 @@ class Stats:
     """Tokens of the prompts answered afresh, where the backend reports them."""
     completion_tokens: int = 0
     """Tokens of the answers made afresh, where the backend reports them."""
+    shared: int = 0
+    """Requests identical to another of the same batch, answered by that one's single call
+    (neither sent nor served from the cache)."""
 
     def snapshot(self) -> dict[str, int]:
         """The counters as a plain dict."""
@@ -44,6 +47,7 @@ class Stats:
             "failed": self.failed,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "shared": self.shared,
         }
 
     def count_tokens(self, answers: Iterable[Generation]) -> None:

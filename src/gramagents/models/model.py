@@ -157,6 +157,7 @@ class Model:
                 self.stats.cache_hits += 1
                 result = Generation.model_validate({**found[key], "cached": True, "latency_s": 0.0})
             else:  # a duplicate of a request answered just above
+                self.stats.shared += 1
                 result = first[key]
             first.setdefault(key, result)
             results.append(result)
@@ -259,8 +260,12 @@ class Model:
                 todo, self.backend.loglikelihood, lambda s: not s.interrupted, not_asked_likelihood
             )
         results = []
+        answered: set[str] = set()
         for key in keys:
             if key in fresh:
+                if key in answered:  # a duplicate of a request scored once
+                    self.stats.shared += 1
+                answered.add(key)
                 results.append(fresh[key])
             else:
                 self.stats.cache_hits += 1

@@ -133,6 +133,7 @@ def _point(point: str, corrected: float, items: list[ItemScore]) -> dict[str, An
                 "entry": r.entry,
                 "eval": r.folder or f"evals/{r.entry}",
                 "item_id": r.item_id,
+                "shown_item": r.shown_item,
                 "task": r.task,
                 "score": r.score,
                 "answer": r.answer,

@@ -115,7 +115,7 @@ def render_build_report(manifest: BuildManifest, folder: Path) -> str:
         f"- agents: {manifest.agents}"
         + (f" ({', '.join(map(md_text, manifest.models))})" if manifest.models else ""),
         f"- status: {status_text(manifest)}",
-        f"- {counts.requests_sent} requests sent, {counts.cache_hits} cache hits, "
+        f"- {counts.requests_line()}, {counts.cache_hits} cache hits, "
         f"{counts.failed} failures"
         + (" (`failures.jsonl`)" if (folder / "failures.jsonl").is_file() else ""),
         "",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from .parts import PartsOfKind
 
@@ -15,7 +15,25 @@ class Column:
 
     group: str
     header: str
+    """The column's name under its group; `{n}` stands for the number of sub-questions its
+    items have (the items' `meta.n`), as the run has them: `T×{n}` is `T×9` for batches of
+    nine sentences, `T×4/9` for batches of four and of nine."""
     task: str
+
+
+class Sizes(Protocol):
+    """What a column header needs of a summary: the sub-question counts per task."""
+
+    sizes: dict[str, set[int]]
+
+
+def column_header(column: Column, summary: Sizes) -> str:
+    """A column's header (`group header`), `{n}` filled with the run's sub-question counts."""
+    header = column.header
+    if "{n}" in header:
+        sizes = sorted(summary.sizes.get(column.task, ()))
+        header = header.replace("{n}", "/".join(map(str, sizes)) or "n")
+    return f"{column.group} {header}".strip()
 
 
 @dataclass(frozen=True)

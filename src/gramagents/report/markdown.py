@@ -10,7 +10,7 @@ from ..records import EvalManifest, RunManifest
 from ..sources.answers import describe_answers
 from ..sources.duplicates import describe
 from .invalid import reason_lines
-from .layouts import LAYOUTS, Layout
+from .layouts import LAYOUTS, Layout, column_header
 from .mdtext import code_span, md_cell, md_text
 from .parts import PartsOfKind
 from .summary import Summary, Tally
@@ -73,25 +73,39 @@ def _paper_table(
     columns = list(layout.columns)
     tasks = [c.task for c in columns]
     scored = _scored(summary, tasks)
-    header = ["Model", *(f"{c.group} {c.header}".strip() for c in columns), "Average"]
+    mixed = mixed_metrics(summary, scored)
+    header = ["Model", *(column_header(c, summary) for c in columns), "Average"]
     randoms = [random.get(t) for t in tasks]
-    if layout.average_over == "scored":
+    if mixed:
+        baseline = None
+    elif layout.average_over == "scored":
         baseline = _random_average(random, tasks, summary)
     else:
         baseline = layout.average(randoms)
     rows = [["RANDOM", *(_fmt(r) for r in randoms), _fmt(baseline)]]
     for model in manifest.models:
         scores = [_score(summary, model, t) for t in tasks]
-        rows.append([model, *(_fmt(s) for s in scores), _fmt(layout.average(scores))])
+        average = None if mixed else layout.average(scores)
+        rows.append([model, *(_fmt(s) for s in scores), _fmt(average)])
+    note = layout.average_note(list(manifest.tasks) or list(random), scored)
+    if mixed:
+        note = f"No Average: its columns are scored by different metrics ({mixed})."
     return [
         f"## {layout.title}",
         "",
-        (f"{layout.note} " if layout.note else "")
-        + layout.average_note(list(manifest.tasks) or list(random), scored),
+        (f"{layout.note} " if layout.note else "") + note,
         "",
         *markdown_table(header, rows),
         "",
     ]
+
+
+def mixed_metrics(summary: Summary, tasks: list[str]) -> str:
+    """The metrics of `tasks` named with their tasks when there are several, else empty."""
+    groups = summary.by_metric(tasks)
+    if len(groups) < 2:
+        return ""
+    return "; ".join(f"{metric}: {', '.join(group)}" for metric, group in groups.items())
 
 
 def file_sections(folder: Path, manifest: RunManifest, summary: Summary) -> dict[str, list[str]]:
@@ -132,9 +146,8 @@ def render_report(
         + ")",
         *_sample_lines(dataset.get("sample")),
         f"- models: {', '.join(map(md_text, manifest.models))}",
-        f"- status: {status_text(manifest)}; {counts.items} answers, "
-        f"{counts.requests_sent} requests sent, {counts.cache_hits} cache hits, "
-        f"{counts.invalid} invalid, {counts.failed} failed"
+        f"- status: {status_text(manifest)}; {counts.items} answers, {counts.requests_line()}, "
+        f"{counts.cache_hits} cache hits, {counts.invalid} invalid, {counts.failed} failed"
         + (f", {counts.not_asked} not asked" if counts.not_asked else ""),
         *_conditioning_lines(manifest.conditioning),
         *(f"- duplicates: {line}" for line in describe(dataset.get("duplicates"))),
@@ -201,12 +214,14 @@ WIDE_TASKS = 3
 def _task_table(
     manifest: RunManifest, summary: Summary, tasks: list[str], random: dict[str, float]
 ) -> list[str]:
+    groups = summary.by_metric(tasks)
     lines = [
         "## Scores by task",
         "",
-        "Each task's headline metric (accuracy unless noted), with the share of answers that "
+        "Each task's headline metric (named with the task), with the share of answers that "
         "could not be read (`invalid`, scored as wrong). RANDOM is the expected score of a "
-        "uniform guess on these items.",
+        "uniform guess on these items. An Average is taken over the tasks of one metric only"
+        + (f" (this run has {len(groups)}: {', '.join(groups)})." if len(groups) > 1 else "."),
         "",
     ]
     if len(tasks) > WIDE_TASKS:
@@ -215,32 +230,39 @@ def _task_table(
     for task in tasks:
         metric = summary.metrics.get(task, "acc")
         header += [f"{task} {metric}", f"{task} invalid"]
-    header.append("Average")
+    header += [f"Average {metric}" for metric in groups]
     rows = []
     if random:
         row = ["RANDOM"]
         for task in tasks:
             row += [_fmt(random.get(task)), "—"]
-        row.append(_fmt(_random_average(random, tasks, summary)))
+        row += [_fmt(_random_average(random, group, summary)) for group in groups.values()]
         rows.append(row)
     for model in manifest.models:
         row = [model]
-        scores = []
         for task in tasks:
             tally = summary.tallies.get((model, task))
-            headline = summary.headline(model, task)
-            row += [_fmt(headline), _fmt(tally.invalid_rate if tally else None)]
-            if headline is not None:
-                scores.append(headline)
-        row.append(_fmt(_mean(scores)))
+            row += [
+                _fmt(summary.headline(model, task)),
+                _fmt(tally.invalid_rate if tally else None),
+            ]
+        row += [_fmt(_model_average(summary, model, group)) for group in groups.values()]
         rows.append(row)
     return lines + markdown_table(header, rows)
+
+
+def _model_average(summary: Summary, model: str, tasks: list[str]) -> float | None:
+    """A model's mean headline score over `tasks` (tasks of one metric), those it has."""
+    return _mean([h for t in tasks if (h := summary.headline(model, t)) is not None])
 
 
 def _task_rows(
     manifest: RunManifest, summary: Summary, tasks: list[str], random: dict[str, float]
 ) -> list[str]:
-    """The task table turned: a row per task, so that many tasks still fit a terminal."""
+    """The task table turned: a row per task, so that many tasks still fit a terminal.
+
+    Then an Average row per metric, over the tasks of that metric.
+    """
     header = ["task", "metric", *(["RANDOM"] if random else [])]
     for model in manifest.models:
         header += [model, f"{model} invalid"]
@@ -258,11 +280,16 @@ def _task_rows(
                 _fmt(tally.invalid_rate if tally else None),
             ]
         rows.append(row)
-    average = ["Average", "", *([_fmt(_random_average(random, tasks, summary))] if random else [])]
-    for model in manifest.models:
-        scores = [h for t in tasks if (h := summary.headline(model, t)) is not None]
-        average += [_fmt(_mean(scores)), "—"]
-    return markdown_table(header, [*rows, average])
+    for metric, group in summary.by_metric(tasks).items():
+        average = [
+            "Average",
+            metric,
+            *([_fmt(_random_average(random, group, summary))] if random else []),
+        ]
+        for model in manifest.models:
+            average += [_fmt(_model_average(summary, model, group)), "—"]
+        rows.append(average)
+    return markdown_table(header, rows)
 
 
 def _other_metrics(manifest: RunManifest, summary: Summary) -> list[str]:
@@ -289,6 +316,7 @@ def _other_metrics(manifest: RunManifest, summary: Summary) -> list[str]:
 
 def _breakdowns(manifest: RunManifest, summary: Summary, tasks: list[str]) -> list[str]:
     lines: list[str] = []
+    named = [f"{task} {summary.metrics.get(task, 'acc')}" for task in tasks]
     for key, groups in summary.breakdowns.items():
         values = sorted({value for (_, _, value) in groups}, key=_natural)
         if len(values) < 2:
@@ -302,7 +330,13 @@ def _breakdowns(manifest: RunManifest, summary: Summary, tasks: list[str]) -> li
                     group: Tally | None = groups.get((model, task, value))
                     cells.append(_fmt(group.score if group else None))
                 table_rows.append(cells)
-        lines += markdown_table(["model", key, *tasks], table_rows)
+        lines += markdown_table(["model", key, *named], table_rows)
+    if lines:
+        lines += [
+            "",
+            "Each task by its own metric, named with it; a task scored over all its items "
+            "together (an RMSE, M2's F0.5) is scored so over each group's items.",
+        ]
     return lines
 
 

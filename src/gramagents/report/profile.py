@@ -8,7 +8,7 @@ from typing import Any
 
 from ..records import ProfileManifest
 from .markdown import markdown_table
-from .mdtext import md_text
+from .mdtext import Markdown, md_text
 
 POOLING = (
     "Chance-corrected score: (score − RANDOM) / (1 − RANDOM) over the competence's items, "
@@ -135,15 +135,19 @@ def weakest_lines(data: dict[str, Any]) -> list[str]:
         "",
         f"Items joined by grammar-point id (`namespace:point`) across entries and tasks; "
         f"points with at least {data['settings']['min_items']} items, worst first. Each "
-        "example names its entry: `evals/ENTRY/report.html` shows the item (its Items tab).",
+        "example links to the item itself: `evals/ENTRY/report.html#item=ID` opens it in its "
+        "eval's viewer (a grammar item of corrections opens its first sentence).",
     ]
     for model, points in data["weakest"].items():
         lines += ["", f"### {md_text(model)}", ""]
         rows = []
         for point in points:
-            shown = "; ".join(
-                f"{e['entry']} {_short(e['item_id'])} {reply(e)}, gold {_short(e['gold'])}"
-                for e in point["examples"]
+            shown = Markdown(
+                "; ".join(
+                    f"[{md_text(e['entry'])} {md_text(e['item_id'])}]({example_address(e)}) "
+                    f"{md_text(reply(e))}, gold {md_text(_short(e['gold']))}"
+                    for e in point["examples"]
+                )
             )
             rows.append(
                 [
@@ -179,6 +183,19 @@ def reply(example: dict[str, Any]) -> str:
         reason = example.get("reason")
         return "gave an invalid reply" + (f" ({reason})" if reason else "")
     return f"answered {_short(example['answer'])}"
+
+
+def example_address(example: dict[str, Any]) -> str:
+    """Where a weak point's example opens: its item in its eval's viewer, from the profile.
+
+    A unit of several items (a grammar item's corrections) opens its first item; the eval
+    folder is the one whose records hold it (`evals/NAME`, or `evals/NAME+choice`).
+    """
+    from .view.markup import item_address  # the viewer's own addressing
+
+    shown = example.get("shown_item") or example["item_id"]
+    folder = example.get("eval") or f"evals/{example['entry']}"
+    return item_address(shown, f"{folder}/report.html")
 
 
 def _short(value: Any) -> str:

@@ -39,6 +39,10 @@ class Tally:
     invalid: int = 0
     reasons: Counter[str] = field(default_factory=Counter)
     """Why answers were invalid (`echo`, `refusal`, ...), with how many each."""
+    aggregated: float | None = None
+    """The group's score as its task scores all its items together (an RMSE, M2's macro
+    F0.5), for tasks that aggregate their own records: the mean of the items' scores is no
+    score of theirs."""
 
     def add(self, value: float, invalid: bool, reason: str | None = None) -> None:
         """Count one item (`reason`: why its answer is invalid, when it is)."""
@@ -50,7 +54,12 @@ class Tally:
 
     @property
     def score(self) -> float | None:
-        """Mean score (None for an empty group)."""
+        """The group's score: its task's aggregate where it has one, else the mean.
+
+        None for an empty group.
+        """
+        if self.aggregated is not None:
+            return self.aggregated
         return self.total / self.n if self.n else None
 
     @property
@@ -73,6 +82,9 @@ class Summary:
     """Attribute (e.g. `category`) to (model, task, value) to tally."""
     aggregates: dict[tuple[str, str], Aggregate] = field(default_factory=dict)
     """(model, task) to the scores of tasks that aggregate their own records."""
+    sizes: dict[str, set[int]] = field(default_factory=dict)
+    """Task to the numbers of sub-questions its items have (`meta.n`: the sentences of a
+    batch), for headers that state them."""
 
     def rows(self, models: Sequence[str] = (), tasks: Sequence[str] = ()) -> list[SummaryRow]:
         """The rows of `summary.json`: one per (model, task, metric).
@@ -104,6 +116,17 @@ class Summary:
                 if (m, k) == (model, task)
             ]
         return rows
+
+    def by_metric(self, tasks: Sequence[str]) -> dict[str, list[str]]:
+        """`tasks` grouped by their headline metric, metrics in the order tasks first name them.
+
+        An average is taken within one group only: accuracy and an RMSE, or accuracy and a
+        judge's percentage, are numbers on different scales.
+        """
+        groups: dict[str, list[str]] = {}
+        for task in tasks:
+            groups.setdefault(self.metrics.get(task, "acc"), []).append(task)
+        return groups
 
     def headline(self, model: str, task: str) -> float | None:
         """The task's headline score for a model (its aggregate's, when it has one)."""
@@ -143,6 +166,10 @@ class SummaryBuilder:
             lambda: defaultdict(Tally)
         )
         self._kept: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+        self._kept_groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
+        """(key, model, task, value) to the records of one breakdown group of a task that
+        aggregates its own records."""
+        self._sizes: dict[str, set[int]] = defaultdict(set)
         self._specs: dict[str, TaskSpec | None] = {}
 
     def _spec(self, task: str) -> TaskSpec | None:
@@ -212,16 +239,22 @@ class SummaryBuilder:
             metric = self._metrics[task] = headline_metric(spec, scores)
         value = float(scores.get(metric, 0.0))
         self._tallies[model, task].add(value, invalid, reason)
-        if spec is not None and spec.aggregate is not None:
+        aggregated = spec is not None and spec.aggregate is not None
+        if aggregated:
             assert record is not None, f"{task}: aggregated, but its record was not kept"
             self._kept[model, task].append(record)  # scored by the task's aggregation
         else:
             for other, other_value in scores.items():
                 if other != metric:
                     self._extra[model, task, other].add(float(other_value), invalid, reason)
+        size = meta.get("n")
+        if type(size) is int:
+            self._sizes[task].add(size)
         for key in spec.breakdowns if spec else DEFAULT_BREAKDOWNS:
             if meta.get(key) is not None:
                 self._breakdowns[key][model, task, str(meta[key])].add(value, invalid, reason)
+                if aggregated:
+                    self._kept_groups[key, model, task, str(meta[key])].append(record)
 
     def summary(self) -> Summary:
         """The summary of everything added so far (adding more afterwards is fine)."""
@@ -230,12 +263,24 @@ class SummaryBuilder:
             metrics=dict(self._metrics),
             extra=dict(self._extra),
             breakdowns={k: dict(v) for k, v in self._breakdowns.items() if v},
+            sizes={task: set(sizes) for task, sizes in self._sizes.items()},
         )
         for (model, task), records in self._kept.items():
             spec = self._specs[task]
             assert spec is not None and spec.aggregate is not None
             result.aggregates[model, task] = spec.aggregate(records)
+            result.tallies[model, task].aggregated = _headline(result.aggregates[model, task])
+        for (key, model, task, value), records in self._kept_groups.items():
+            spec = self._specs[task]
+            assert spec is not None and spec.aggregate is not None
+            tally = result.breakdowns[key][model, task, value]
+            tally.aggregated = _headline(spec.aggregate(records))
         return result
+
+
+def _headline(aggregate: Aggregate) -> float | None:
+    """An aggregate's headline score (its first)."""
+    return next(iter(aggregate.scores.values()), None)
 
 
 def summarize(scores_path: Path) -> Summary:

@@ -23,8 +23,9 @@ figures are in `bench/RESULTS.md`.
   answers (at 4, `The answer is “True` loses its True to the instruction `answer them with
   “True” or “False”`); longer runs miss short instructions (Chinese ones are short:
   `请使用T或F回答` is 9 characters; at 12, an echoed `如果不包含，请仅回答F` reads as F, and
-  echoes read as answers go from 24 to 40 of 656). The 24 left at 8 are all an option's line
-  given back (`E. 能愿动词：能`), which is an answer by its form.
+  echoes read as answers go from 24 to 40 of 656). The 24 left at 8 were all an option's line
+  given back (`E. 能愿动词：能`); such a line is now an echo by its form
+  (`options.option_lines_echoed`), whatever its copied runs.
 - `ECHO_SHARE = 0.5` only names the reason of a token reply no rule reads: of the embedded
   model's 73 such replies, the 49 with half or more copied give the prompt's sentences back
   (the lowest, 0.51, a comment repeating them), the other 24 copy 0.29 or less.
@@ -36,10 +37,19 @@ figures are in `bench/RESULTS.md`.
   answers below 0.8.
 - `INSTRUCTION_SHARE = 0.5`: a correction's whole prompt echoed repeats all of its
   instruction (1.0); a correction after the instruction's first line repeats 0.14 of it.
+
+Runs of `COPY_RUN` characters miss what is short: a sentence of six characters given back
+(`你想去哪儿旅`, cut by the length limit) copies no run, and sentences given back under other
+numbers (`1. 你会做饭吗？` where the prompt has `3. 你会做饭吗？`) copy only parts of runs. So
+the reason of a token reply no rule reads also counts its *pieces* (`pieces_copied`: the
+stretches between line ends, sentence and clause punctuation and quotes, without their list
+numbers) that the prompt holds whole: the same behaviour, a sentence given back, is an echo
+whatever the length of the item's sentence.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -165,6 +175,40 @@ def copied(text: str, found: str, unless: str = "") -> bytearray:
             for j in range(max(start, covered), start + size):
                 mask[positions[j]] = 1
             covered = start + size
+    return mask
+
+
+_PIECE = re.compile(r"[^\n。！？!?；;，,、…\"“”「」『』]+")
+_LIST_NUMBER = re.compile(r"^\s*(?:\(?\d{1,2}[.．、)）:：]|[（(]\d{1,2}[)）])\s*")
+_SENTENCE_STOP = re.compile(r"\.(?=\s|$)")
+PIECE_WEIGHT = 4
+"""How much text a piece needs to count (a Latin letter or digit weighs 1, any other 2): a
+word or two of Chinese, four letters of English."""
+
+
+def weight(text: str) -> int:
+    """How much text `text` is: 1 a Latin letter or digit, 2 any other letter (Chinese)."""
+    return sum(1 if ch.isascii() else 2 for ch in text if ch.isalnum())
+
+
+def pieces_copied(text: str, prompt: Prompt) -> bytearray:
+    """Per character of `text`, 1 where it lies in a piece the prompt holds whole.
+
+    Pieces are the stretches between line ends, sentence and clause punctuation and quotes
+    (a full stop ends one where a space or the end follows it), each without its list number
+    (`1. `, `（3）`), of at least `PIECE_WEIGHT`; the number of a piece the prompt holds is
+    marked with it.
+    """
+    mask = bytearray(len(text))
+    cut = _SENTENCE_STOP.sub("\n", text)  # same length: positions stay
+    for found in _PIECE.finditer(cut):
+        piece = found.group(0)
+        number = _LIST_NUMBER.match(piece)
+        body = piece[number.end() :] if number else piece
+        squeezed = "".join(body.split())
+        if weight(squeezed) >= PIECE_WEIGHT and squeezed in prompt.squeezed:
+            for i in range(*found.span()):
+                mask[i] = not text[i].isspace()
     return mask
 
 

@@ -7,6 +7,11 @@ option's own text (`固定短语：东A西B`) are then never taken for the lette
 `quoted_options` tells which options the reply names by their text. Texts are matched without
 case and with any punctuation or spaces between their letters and digits, so
 `能愿动词 要` names the option `能愿动词：要`.
+
+A reply that only gives back lines of the prompt among which an option's line stands
+(`A. 公元前221年` as the prompt lays it out, or the options listed and cut off by the length
+limit) is an echo (`option_lines_echoed`), not the option: a model copying the prompt's
+lines and one choosing by copying its option's line cannot be told apart.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
+from .echo import Prompt, line_key, weight
 from .normalise import nfkc
 
 MARK_BASE = 0xE000
@@ -123,3 +129,57 @@ def disagrees(key: str, text: str, meta: Mapping[str, Any]) -> bool:
     """Whether a read reply quotes the text of one other option, and not `key`'s own."""
     quoted = quoted_options(text, meta)
     return len(quoted) == 1 and quoted[0] != key
+
+
+_KEY_END = ".．、:：)）"
+
+
+def _option_line(
+    line: str, options: list[tuple[str, str]], own: bool = True, cut: bool = False
+) -> bool:
+    """Whether a line (as `echo.line_key` gives it) is an option's key and an option's text.
+
+    `own`: the key's own text (`A. 公元前221年`); else any option's (`A. 公元前206年`, the
+    options given back under one letter). `cut`: or the beginning of one (the length limit
+    cut it), after at least `MIN_WEIGHT` of text for a key's own, after the key for any.
+    """
+    texts = [line_key(nfkc(text)) for _, text in options]
+    for key, text in options:
+        if not line.startswith(key):
+            continue
+        rest = line[len(key) :].lstrip(_KEY_END)
+        wanted = [line_key(nfkc(text))] if own else texts
+        if rest in wanted:
+            return True
+        if cut and any(w.startswith(rest) for w in wanted):
+            if not own or (rest and weight(rest) >= MIN_WEIGHT):
+                return True
+    return False
+
+
+def option_lines_echoed(text: str, meta: Mapping[str, Any], prompt: Prompt) -> bool:
+    """Whether a reply only gives back the prompt's options (and other lines of it).
+
+    One line: an option's line as the prompt writes it (`A. 公元前221年`), or its beginning
+    cut off by the length limit. Several lines: each a line of the prompt or an option's text
+    under a key (`A. πr²`, `A. πd²`, `A. 2πr`: the options given back under one letter), the last
+    possibly cut off, one of them at least an option's. `A`, `答案是A`, `A：公元前221年` and
+    `A. 公元前206年` alone (a letter with another option's text: a conflict) are none.
+    """
+    options = option_pairs(meta)
+    if not options:
+        return False
+    lines = [key for key in map(line_key, text.split("\n")) if key]
+    if not lines:
+        return False
+    *head, last = lines
+    prefix = any(line.startswith(last) for line in prompt.lines)
+    if not head:
+        if last in prompt.lines:
+            return _option_line(last, options)
+        return prefix and _option_line(last, options, cut=True)
+    if not all(line in prompt.lines or _option_line(line, options, own=False) for line in head):
+        return False
+    if not (last in prompt.lines or prefix or _option_line(last, options, own=False, cut=True)):
+        return False
+    return any(_option_line(line, options, own=False, cut=True) for line in lines)

@@ -18,7 +18,7 @@ from .extract import (
     run_rules,
 )
 from .normalise import normalise_reply
-from .options import cut_option, mark, option_spans
+from .options import cut_option, mark, option_lines_echoed, option_spans
 from .screens import apologises, screen
 
 HIDDEN = "□"
@@ -45,10 +45,18 @@ def read(spec: ChainSpec, text: str, meta: Meta, prompt: str | Sequence[Any] | N
     reason = screen(reply, against)
     if reason is not None:
         return _invalid(reason)
+    if against is not None and option_lines_echoed(reply, meta, against):
+        return _invalid(ECHO)
     reading, copied_share = hide_copied(reply, meta, against)
     found = run_rules(spec.rules, reading, meta)
     if found is not None:
         return found
+    if against is not None and copied_share < echo.ECHO_SHARE:
+        mask = echo.copied(reply, against.squeezed)
+        pieces = echo.pieces_copied(reply, against)
+        copied_share = echo.share(
+            reply, bytearray(a | b for a, b in zip(mask, pieces, strict=True))
+        )
     return _invalid(_why_nothing(reply, against, copied_share))
 
 

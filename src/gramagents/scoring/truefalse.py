@@ -5,6 +5,12 @@ order, cut to the number of sub-questions; a missing position counts as wrong. B
 quantified answers (`全部是F`, `都包含`, "all T", "none of them contain it", `除了5都是T`)
 fill every position, and numbered answers may give ranges (`1-3 T, 4-9 F`, `1到3是T`).
 
+A sequence is read only from letters that stand as answers, each ending its clause: a
+letter in the middle of a sentence of explanation (`可以用T来替换`, "T stands for true") is a
+word of that sentence, never a position of the sequence. One letter given for a batch of
+several sentences (`F`, "The answer is: F") answers none of them (`no-answer`); only a
+quantified answer (`全部是F`, "all F", `都是F`) fills every position.
+
 Both letters offered for one position (`T或F`, "T or F") is a hedge; two answers that
 contradict each other (`答案：T … 答案：F`, position 3 given T and F) a conflict. Neither is
 resolved by guessing. Question and condition forms (`是否包含`, `如果包含`, "if it does") are
@@ -15,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from .extract import CONFLICT, HEDGE, Invalid, Meta, chain
+from .extract import CONFLICT, HEDGE, NO_ANSWER, Invalid, Meta, chain
 
 _WRAPPING = " \t\r\n\"'“”‘’`*_[]()（）【】「」.。,，:：;；!！?？"
 _TF_WORDS = {"t": "T", "f": "F", "true": "T", "false": "F"}
@@ -166,12 +172,15 @@ def _size(meta: Meta) -> int | None:
     return size if isinstance(size, int) and size > 0 else None
 
 
-def _cut(letters: str, meta: Meta) -> str:
+def _cut(letters: str, meta: Meta) -> str | Invalid:
+    """The letters cut to the batch's size; one letter for several sentences answers none."""
     size = _size(meta)
+    if size is not None and size > 1 and len(letters) == 1:
+        return Invalid(NO_ANSWER)
     return letters[:size] if size else letters
 
 
-def _compact(text: str, meta: Meta) -> str | None:
+def _compact(text: str, meta: Meta) -> str | Invalid | None:
     letters = _SEPARATORS.sub("", text.strip(_WRAPPING))
     if letters and set(letters) <= {"T", "F"}:
         return _cut(letters, meta)
@@ -219,10 +228,24 @@ def _numbered(text: str, meta: Meta) -> str | Invalid | None:
     return "".join(answers.get(i, "?") for i in range(1, last + 1))
 
 
+_WORD = re.compile(r"[^\W\d_]")
+"""A letter of a word (Latin or Chinese): what stands beside a T or F inside a sentence."""
+
+
+def _ends_clause(text: str, end: int) -> bool:
+    """Whether the letter ending at `end` ends its clause, as an answer does.
+
+    `1. T`, `句子2：T。`, "sentence two is F." end theirs; in `用T来替换` and "T stands for
+    true" the letter is a word in the middle of a sentence of explanation.
+    """
+    after = text[end:].lstrip(" \t")
+    return not (after and _WORD.match(after[0]))
+
+
 def _letters(text: str, meta: Meta) -> str | Invalid | None:
     if _ALTERNATIVES.search(text):
         return Invalid(HEDGE)
-    letters = "".join(_STANDALONE.findall(text))
+    letters = "".join(m.group(1) for m in _STANDALONE.finditer(text) if _ends_clause(text, m.end()))
     return _cut(letters, meta) if letters else None
 
 

@@ -21,6 +21,10 @@ class Aggregate:
     """Metric name to value; the task's headline metric first."""
     tables: dict[str, Any] = field(default_factory=dict)
     """Whatever the task's report section shows (per item, per level, ...)."""
+    units: dict[str, float] = field(default_factory=dict)
+    """Where the headline is a macro average (M2's F0.5 over grammar items): each unit's
+    headline score, keyed by the unit's value of the items' `meta.point`. Their mean is the
+    headline, so a profile that pools units gives the task's own figure."""
 
 
 @dataclass(frozen=True)

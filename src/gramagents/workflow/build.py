@@ -230,6 +230,7 @@ def _count(manifest: BuildManifest, job: _Build, state: dict[str, Any], view: Bu
         requests_sent=sum(m.stats.requests_sent for m in models),
         cache_hits=sum(m.stats.cache_hits for m in models),
         failed=sum(1 for f in failures if f.stage in counted),
+        shared=sum(m.stats.shared for m in models),
     )
     manifest.stages = state.get("tallies", {})
     manifest.flagged = len(view.flags)

@@ -111,8 +111,8 @@ async def plan(state: EvalState, config: RunnableConfig) -> dict[str, Any]:
         pair_keys = model.likelihood_keys(split.pair_requests)
     at = 0
     for entry in split.chats:
-        size = len(entry.chats())
-        entry.keys, at = tuple(chat_keys[at : at + size]), at + size
+        asked = len(entry.chats())  # two for a pair asked as a forced choice
+        entry.keys, at = tuple(chat_keys[at : at + asked]), at + asked
     for at, entry in enumerate(split.pairs):
         entry.keys = (pair_keys[2 * at], pair_keys[2 * at + 1])
     known = model.known([*chat_keys, *pair_keys])

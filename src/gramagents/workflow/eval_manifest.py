@@ -145,6 +145,7 @@ def count(
         invalid=sum(finished),
         failed=failed,
         not_asked=in_scope - len(finished) - failed,
+        shared=sum(m.stats.shared for m in [*models, *judges]),
     )
     if judges and manifest.judge is not None:
         manifest.judge.update(judge_counts(judges))

@@ -17,8 +17,9 @@ from ..scoring.metrics import ItemScore, score_item
 from ..scoring.pair_choice import ORDERS, order_meta, order_vars, pair_reading
 from .eval_work import EvalContext, ItemWork, LikelihoodPair
 
-SCORE_META_KEYS = ("point", "name", "category", "level", "language", "position")
-"""Item metadata every score line carries (besides its task's breakdowns)."""
+SCORE_META_KEYS = ("point", "name", "category", "level", "language", "position", "n")
+"""Item metadata every score line carries (besides its task's breakdowns); `n`, the number of
+sub-questions, lets reports state the size of a task's batches."""
 STORED_RAW_CHARS = 65_536
 """Characters of a raw answer a response line keeps (the answer is read and scored whole; a
 longer one is kept to here, with its length in `raw_chars`), so that a model or server that

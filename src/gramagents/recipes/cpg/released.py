@@ -4,14 +4,20 @@ The public files are CSV (UTF-8 with BOM) with columns `id,question`, one file p
 bank given by the file name (`1-1-SINGLE-T.csv` … `5-2-CON-INS-T5F5.csv`), and a lite file with
 an extra `QuestionBank` column (`CPG-Eval_lite.csv`, the release's only source of BATCH-F and
 CAT-GRA). A folder is read whole: every bank file, then every lite file; a CSV that is neither
-is listed as skipped. The whole prompt is in `question`; it is sent as it is.
+is listed as skipped. The release's checkout (the folder holding `question_bank/`, whose own
+CSVs are the authors' results, not questions) is read from its `question_bank/`, found up to
+two levels down as an archive unpacks it (`CPG-EVAL-main/question_bank/`). The whole prompt
+is in `question`; it is sent as it is.
 
 Golds that follow from the bank are filled in (SINGLE-T: T, BATCH-F: nine F, …); SIM-GRA,
 CAT-GRA and CON-INS-T5F5 carry none, and get the golds the other banks read with them
 determine (`golds.py`), each derivation counted in `info["golds"]`; an answer file
 (`--answers`) gives or replaces any. What scoring needs is read off the question: the
 sub-question count of BATCH and CON-INS, the options of SIM-GRA and CAT-GRA, and the grammar
-point's category for the breakdowns.
+point's category for the breakdowns. An item's grammar point (`meta.point`, the id a profile
+joins items by) is the label its question names (`语法点[能愿动词：会]`); SIM-GRA and CAT-GRA
+name none, and take the label of their gold option where the release determines the gold.
+Points that share a label (two 语气助词：吧 in the release) are one point.
 
 Ids are the bank and the released id (`SIM-GRA/12`). A lite row that repeats a bank file's row
 (the lite file samples the banks) is counted in the file's `in_bank_files`; a row that repeats
@@ -79,6 +85,7 @@ def parse_question(bank: str, question: str) -> dict[str, Any]:
     if point:
         label = point.group(1).strip()
         meta["point_label"] = label
+        meta["point"] = label
         meta["category"] = re.split(r"[：:]", label, maxsplit=1)[0].strip()
     if bank.startswith(("BATCH", "CON-INS")):
         count = _COUNT.search(question)
@@ -155,22 +162,52 @@ def file_kind(path: Path) -> str | None:
     return "lite" if "QuestionBank" in [c.strip() for c in header] else None
 
 
+QUESTION_BANK = "question_bank"
+"""The release's folder of question files, inside its checkout."""
+SKIPPED = ("__MACOSX",)
+"""Folders an archive leaves beside the data, never searched."""
+
+
+def question_bank(path: Path) -> Path:
+    """The folder whose files to read: `path`, or the `question_bank/` of a checkout.
+
+    A folder with bank files of its own is read as it is. Otherwise its `question_bank/` is
+    looked for, in it or one folder down (an unpacked archive's `CPG-EVAL-main/`); two of them
+    are an error naming both.
+    """
+    if any(bank_of(f) for f in path.glob("*.csv")):
+        return path
+    found = [
+        folder
+        for pattern in (QUESTION_BANK, f"*/{QUESTION_BANK}")
+        for folder in sorted(path.glob(pattern))
+        if folder.is_dir()
+        and not any(p.startswith(".") or p in SKIPPED for p in folder.relative_to(path).parts)
+    ]
+    if len(found) > 1:
+        raise InputError(
+            path, f"two {QUESTION_BANK}/ folders in this checkout: {found[0]} and {found[1]}"
+        )
+    return found[0] if found else path
+
+
 def _files(path: Path) -> tuple[list[Path], list[str]]:
     """The files to read (bank files, then lite files) and the CSVs skipped."""
     if path.is_file():
         return [path], []
     if not path.is_dir():
         raise InputError(path, "file not found")
-    found = sorted(path.glob("*.csv"))
+    folder = question_bank(path)
+    found = sorted(folder.glob("*.csv"))
     kinds = {f: file_kind(f) for f in found}
     files = [f for f in found if kinds[f] == "bank"] + [f for f in found if kinds[f] == "lite"]
     if not files:
         raise InputError(
             path,
-            "no CPG-EVAL bank files (*.csv with a bank in the name, or a "
-            "lite file with a QuestionBank column) in this folder",
+            "no CPG-EVAL bank files (*.csv with a bank in the name, or a lite file with a "
+            f"QuestionBank column) in this folder, nor a {QUESTION_BANK}/ folder holding them",
         )
-    return files, [f.name for f in found if kinds[f] is None]
+    return files, [str(f.relative_to(path)) for f in found if kinds[f] is None]
 
 
 @dataclass
@@ -217,6 +254,16 @@ class _Reading:
         }
 
 
+def _with_gold_point(item: Item) -> Item:
+    """A SIM-GRA or CAT-GRA item with its gold option's label as its grammar point."""
+    if item.task not in ("SIM-GRA", "CAT-GRA") or item.answer is None:
+        return item
+    label = next((o["text"] for o in item.meta["options"] if o["key"] == item.answer), None)
+    if not label:
+        return item
+    return item.model_copy(update={"meta": {**item.meta, "point": label.strip()}})
+
+
 @dataset_format("cpg-eval")
 def read_released(path: Path) -> Dataset:
     """A released folder read whole, one bank file, or the lite file."""
@@ -228,6 +275,7 @@ def read_released(path: Path) -> Dataset:
         digest.update(file.read_bytes())
         described.append(reading.add(file, file_kind(file) or "bank"))
     golds = derive_golds(reading.items)
+    reading.items = [_with_gold_point(item) for item in reading.items]
     for entry in described:
         of_file = (i for i in reading.items if i.meta["source_file"] == entry["file"])
         entry["golds"] = dict(Counter(_gold_source(i) for i in of_file))

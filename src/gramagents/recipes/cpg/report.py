@@ -20,14 +20,15 @@ CPG_TABLE_3 = Layout(
     columns=(
         Column("SINGLE", "T", "SINGLE-T"),
         Column("SINGLE", "F", "SINGLE-F"),
-        Column("BATCH", "T×9", "BATCH-T"),
-        Column("BATCH", "F×9", "BATCH-F"),
+        Column("BATCH", "T×{n}", "BATCH-T"),
+        Column("BATCH", "F×{n}", "BATCH-F"),
         Column("SIM-GRA", "", "SIM-GRA"),
         Column("CAT-GRA", "", "CAT-GRA"),
-        Column("CON-INS", "F×10", "CON-INS-F10"),
+        Column("CON-INS", "F×{n}", "CON-INS-F10"),
         Column("CON-INS", "T×5&F×5", "CON-INS-T5F5"),
     ),
-    note="Accuracy at the sub-question level (a BATCH or CON-INS question counts each sentence).",
+    note="Accuracy at the sub-question level (a BATCH or CON-INS question counts each sentence; "
+    "×n is the sentences per question in this run, ×4/9 questions of four and of nine).",
     average_over="all",
 )
 BANKS = tuple(column.task for column in CPG_TABLE_3.columns)

@@ -141,6 +141,7 @@ def _item(
         prompt=PromptParts(template=template, vars=_vars(item, examples)),
         answer=_gold(item),
         meta={
+            "point": point_of(item),
             "level": item.level,
             "subject": item.subject,
             "grade": item.grade,
@@ -155,6 +156,17 @@ def _item(
             "source": item.source,
         },
     )
+
+
+def point_of(item: EduItem) -> str:
+    """What an EduEval item measures, as a profile joins items: its subject and paper task.
+
+    EduEval has no grammar points; items of one subject in one task (`数学/5-1`, question
+    generation in mathematics) are what its weakest points are made of. Without a subject,
+    the task alone.
+    """
+    task = task_id(item.task)
+    return f"{item.subject}/{task}" if item.subject else task
 
 
 def task_id(source_task: str) -> str:

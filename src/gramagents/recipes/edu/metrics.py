@@ -90,28 +90,72 @@ def extract_choices(text: str, letters: str = "ABCD") -> tuple[str | None, str]:
     return None, "invalid"
 
 
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_LIST_NUMBER = re.compile(r"[.．、)）]\s*\S")
+_DATE_AFTER = re.compile(r"\s*[年月日]")
+_DATE_BEFORE = re.compile(r"[年月]\s*$")
+_DATE_SEPARATED = re.compile(r"\d{4}[-/.]\d{1,2}(?:[-/.]\d{1,2})?|\d{1,2}[-/.]\d{1,2}[-/.]\d{4}")
+
+
+_LIST_LINE = re.compile(r"^\s*\d{1,2}\s*[.．、)）]\s*\S", re.MULTILINE)
+_LABEL = re.compile(r"(?:得分|分数|评分|score|类别|label)\s*[:：是为]?\s*$", re.IGNORECASE)
+_UNIT = re.compile(r"\s*分(?!制)")
+_FULL_MARKS = re.compile(r"(?:满分|总分|out of)\s*$", re.IGNORECASE)
+
+
+def _not_a_value(text: str, match: re.Match[str], listed: bool) -> bool:
+    """Whether a number is no value: it numbers a line, or is part of a date or a full mark.
+
+    `1. …`, `2018年10月11`, `满分100`; and, in a numbered list (`listed`), any number without
+    a label (`得分：85`, `85分`): `1. 0`, `2. 1`, `3. 2` on their lines count, they score
+    nothing.
+    """
+    start, end = match.span()
+    line_start = text.rfind("\n", 0, start) + 1
+    if not text[line_start:start].strip() and _LIST_NUMBER.match(text, end):
+        return True
+    if _DATE_AFTER.match(text, end) or _DATE_BEFORE.search(text, 0, start):
+        return True
+    if any(d.start() <= start and end <= d.end() for d in _DATE_SEPARATED.finditer(text)):
+        return True
+    if _FULL_MARKS.search(text, 0, start):
+        return True
+    labelled = _LABEL.search(text, 0, start) or _UNIT.match(text, end)
+    return listed and not labelled
+
+
 def _first_number(text: str, lo: float, hi: float) -> float | None:
     labelled = re.search(
         r"(?:得分|分数|评分|score|类别|label)\s*[:：是为]?\s*(-?\d+(?:\.\d+)?)",
         text,
         flags=re.IGNORECASE,
     )
-    candidates = [labelled.group(1)] if labelled else []
-    candidates += re.findall(r"-?\d+(?:\.\d+)?", text)
-    for raw in candidates:
-        value = float(raw)
+    candidates = [labelled] if labelled else []
+    candidates += list(_NUMBER.finditer(text))
+    listed = len(_LIST_LINE.findall(text)) >= 2
+    for match in candidates:
+        span = match.span(match.lastindex or 0)
+        number = _NUMBER.fullmatch(text, *span)
+        if number is None or _not_a_value(text, number, listed):
+            continue
+        value = float(number.group(0))
         if lo <= value <= hi:
             return value
     return None
 
 
 def extract_score(text: str, lo: float = 0, hi: float = 100) -> float | None:
-    """An essay score: a labelled number (`得分：85`, "Score: 85/100") or the first in range."""
+    """An essay score: a labelled number (`得分：85`, "Score: 85/100") or the first in range.
+
+    A number that numbers a line (`1. 2018年10月11`), is part of a date or gives the full
+    mark (`满分100`) is no score, nor is one a numbered list holds without a label (lines
+    `1. 0`, `2. 1`, `3. 2`: the list counted).
+    """
     return _first_number(text, lo, hi)
 
 
 def extract_label(text: str, lo: int = 1, hi: int = 9) -> int | None:
-    """A class label: a labelled integer or the first integer in range."""
+    """A class label: a labelled integer or the first in range, not a line's number or a date's."""
     value = _first_number(text, lo, hi)
     return int(value) if value is not None and value == int(value) else None
 

@@ -79,4 +79,5 @@ def aggregate_m2(records: list[dict[str, Any]]) -> Aggregate:
             "targeted_recall_all": overall["r"],
         },
         tables={"items": items, "levels": levels, "overall": overall},
+        units={str(i["item"]): i["f0.5"] for i in items},
     )

@@ -19,9 +19,12 @@ from ...api import Extraction, ItemScore, Meta, chain, metric, nfkc
 from .m2 import Counts, M2Edit, by_annotator, compare, prf
 
 _LABEL = re.compile(
-    r"^(?:corrected(?: text| sentence)?|correction|answer|output|修改|改正)\s*[:：]\s*",
+    r"^(?:(?:the\s+)?correct(?:ed)?(?:\s+(?:text|sentence|version))?"
+    r"(?:\s+(?:is|would be|should be))?|correction|answer|output|修改|改正(?:后)?)\s*[:：]\s*",
     re.IGNORECASE,
 )
+"""A label before the correction on its line: `Corrected: …`, "The correct sentence would be:
+…" (as the embedded model writes it), `改正后：…`."""
 _WRAPPING = " \t\"'“”‘’`*"
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from ...records import RunManifest
 from ..charts import CHARTS, Figure
 from ..invalid import reason_columns, reason_rows
-from ..layouts import LAYOUTS, Layout
-from ..markdown import SECTIONS, file_sections
+from ..layouts import LAYOUTS, Layout, column_header
+from ..markdown import SECTIONS, file_sections, mixed_metrics
 from ..summary import Summary
 from .markup import Figures, Num, card, facts, inline_images, markdown, table
 from .plots import Bar, agreement_scatter, heatmap, task_bars
@@ -50,11 +50,19 @@ def _unit(summary: Summary, task: str) -> bool:
 
 
 def score_table(run: EvalRun) -> str:
-    """Models × tasks: the headline score with its invalid rate, RANDOM first, the average."""
+    """Models × tasks: each headline score with its invalid rate, RANDOM first, the averages.
+
+    An average per metric, over the tasks of that metric only.
+    """
     summary, tasks = run.summary, run.tasks
     random = run.manifest.random_baselines
     scored = [t for t in tasks if any(task == t for _, task in summary.tallies)]
-    header = ["model", *(f"{t} ({summary.metrics.get(t, 'acc')})" for t in tasks), "Average"]
+    groups = summary.by_metric(tasks)
+    header = [
+        "model",
+        *(f"{t} ({summary.metrics.get(t, 'acc')})" for t in tasks),
+        *(f"Average ({metric})" for metric in groups),
+    ]
     rows: list[list[object]] = []
     classes = []
     if random:
@@ -62,7 +70,10 @@ def score_table(run: EvalRun) -> str:
             [
                 "RANDOM",
                 *(Num(random.get(t)) for t in tasks),
-                Num(_mean(random.get(t) for t in scored or tasks)),
+                *(
+                    Num(_mean(random.get(t) for t in group if t in scored or not scored))
+                    for group in groups.values()
+                ),
             ]
         )
         classes.append("baseline")
@@ -72,7 +83,9 @@ def score_table(run: EvalRun) -> str:
             tally = summary.tallies.get((model, task))
             note = f"inv. {tally.invalid_rate:.0%}" if tally and tally.invalid else ""
             cells.append(Num(summary.headline(model, task), shade=_unit(summary, task), note=note))
-        cells.append(Num(_mean(summary.headline(model, t) for t in tasks)))
+        cells += [
+            Num(_mean(summary.headline(model, t) for t in group)) for group in groups.values()
+        ]
         rows.append(cells)
         classes.append("")
     return table(header, rows, name="scores", row_classes=classes)
@@ -111,21 +124,25 @@ def reasons_table(run: EvalRun) -> str:
 
 
 def layout_table(layout: Layout, run: EvalRun) -> str:
-    """A paper's results table, laid out as in the paper."""
+    """A paper's results table, laid out as in the paper (no Average over mixed metrics)."""
     summary, random = run.summary, run.manifest.random_baselines
     tasks = [c.task for c in layout.columns]
     scored = [t for t in tasks if any(task == t for _, task in summary.tallies)]
-    header = ["Model", *(f"{c.group} {c.header}".strip() for c in layout.columns), "Average"]
+    mixed = bool(mixed_metrics(summary, scored))
+    header = ["Model", *(column_header(c, summary) for c in layout.columns), "Average"]
     randoms = [random.get(t) for t in tasks]
     baseline = (
         _mean(random.get(t) for t in scored or tasks)
         if layout.average_over == "scored"
         else layout.average(randoms)
     )
-    rows: list[list[object]] = [["RANDOM", *(Num(r) for r in randoms), Num(baseline)]]
+    rows: list[list[object]] = [
+        ["RANDOM", *(Num(r) for r in randoms), Num(None if mixed else baseline)]
+    ]
     for model in run.manifest.models:
         scores = [summary.headline(model, t) for t in tasks]
-        rows.append([model, *(Num(s, shade=True) for s in scores), Num(layout.average(scores))])
+        average = None if mixed else layout.average(scores)
+        rows.append([model, *(Num(s, shade=True) for s in scores), Num(average)])
     return table(header, rows, name=f"layout:{layout.title}", row_classes=["baseline"])
 
 
@@ -149,10 +166,15 @@ def breakdown_tables(run: EvalRun) -> str:
         shown = " open" if len(values) <= OPEN_BREAKDOWN else ""  # levels open, categories not
         parts.append(
             f"<details{shown}><summary>Scores by {key} ({len(values)} values)</summary>"
-            + table(["model", key, *run.tasks], rows, name=f"by:{key}")
+            + table(["model", key, *_named(run)], rows, name=f"by:{key}")
             + "</details>"
         )
     return "".join(parts)
+
+
+def _named(run: EvalRun) -> list[str]:
+    """The tasks as column headers, each with its metric (`EDU-ESSAY (rmse)`)."""
+    return [f"{t} ({run.summary.metrics.get(t, 'acc')})" for t in run.tasks]
 
 
 def _natural(value: str) -> tuple[int, float | str]:
@@ -264,6 +286,7 @@ def run_facts(run: EvalRun) -> str:
             ("models", ", ".join(manifest.models)),
             ("answers", counts.items),
             ("requests sent", counts.requests_sent),
+            ("identical prompts asked once", counts.shared or None),
             ("cache hits", counts.cache_hits),
             ("invalid", counts.invalid),
             ("failed", counts.failed),

@@ -8,9 +8,19 @@ import re
 from collections.abc import Sequence
 from html import escape, unescape
 from pathlib import Path
+from urllib.parse import quote
 
 from ...runtime.paths import inside
 from ..charts import Figure
+
+
+def item_address(item_id: str, page: str = "report.html") -> str:
+    """The address that opens one item in a run's viewer: `report.html#item=ID`.
+
+    The id is percent-encoded whole (ids hold `/`, `#`, `@` and Chinese); the page decodes it,
+    opens its Items tab on the item's page and shows the item.
+    """
+    return f"{page}#item={quote(item_id, safe='')}"
 
 
 class Num:

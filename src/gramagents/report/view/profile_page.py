@@ -1,7 +1,7 @@
 """The overview of a profile: competences with intervals, a radar per model, weakest points.
 
-Example items of a weak point link to the viewer of the eval that asked them
-(`evals/ENTRY/report.html`, its Items tab).
+Example items of a weak point link to the item itself in the viewer of the eval that asked
+it (`evals/ENTRY/report.html#item=ID`).
 """
 
 from __future__ import annotations
@@ -113,8 +113,10 @@ def _weakest(data: dict[str, Any]) -> str:
 
 
 def _examples(examples: list[dict[str, Any]]) -> str:
+    from ..profile import example_address
+
     return "<br>".join(
-        f'<a href="{escape(e.get("eval") or "evals/" + e["entry"])}/report.html#items">'
+        f'<a href="{escape(example_address(e))}">'
         f"{escape(e['entry'])}/{escape(e['item_id'])}</a> {_reply(e)} "
         f"({escape(_text(e['gold']))})"
         for e in examples

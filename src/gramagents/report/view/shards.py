@@ -65,10 +65,14 @@ class ShardWriter:
         facets: list[str],
         flags: list[str] | None = None,
         shard_rows: int = SHARD_ROWS,
+        ids: bool = False,
     ) -> None:
         self.folder = folder
         self.key = key
         self.shard_rows = shard_rows
+        self.ids: list[str] | None = [] if ids else None
+        """With `ids`, each row's first cell (its id), in row order: `ids.js`, which the page
+        loads only to open a row from its address (`#item=ID`)."""
         folder.mkdir(parents=True, exist_ok=True)
         self.facets = {name: Facet(name) for name in facets}
         self.flags: dict[str, bytearray] = {name: bytearray() for name in flags or []}
@@ -90,6 +94,8 @@ class ShardWriter:
             facet.add(facets.get(name))
         for name, chars in self.flags.items():
             chars.append(ord((flags or {}).get(name) or "-"))
+        if self.ids is not None:
+            self.ids.append(str(row[0]))
         self._rows.append(row)
         self._details.append(detail)
         self.count += 1
@@ -120,4 +126,6 @@ class ShardWriter:
             "flags": {name: chars.decode("ascii") for name, chars in self.flags.items()},
         }
         self._write("index", index)
+        if self.ids is not None:
+            self._write("ids", self.ids)
         return index

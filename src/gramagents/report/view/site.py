@@ -267,7 +267,11 @@ def _eval_data(run: Run, data: Path) -> dict[str, Any]:
             presenter = Presenter(models)
             flags = [f"m{i}" for i in range(len(models))] + ["disagree"]
             writer = ShardWriter(
-                data / "items", f"{run.key}/items", presenter.facet_names(manifest.tasks), flags
+                data / "items",
+                f"{run.key}/items",
+                presenter.facet_names(manifest.tasks),
+                flags,
+                ids=True,
             )
             items, problem = joined_items(manifest, store, run.items)
             builder = SummaryBuilder() if run.summary is None else None
@@ -290,7 +294,7 @@ def _profile_data(run: Run, data: Path) -> dict[str, Any]:
 def _build_data(run: Run, data: Path) -> dict[str, Any]:
     presenter = Presenter([])
     writer = ShardWriter(
-        data / "items", f"{run.key}/items", presenter.facet_names(run.manifest.tasks)
+        data / "items", f"{run.key}/items", presenter.facet_names(run.manifest.tasks), ids=True
     )
     write_build_items(writer, presenter, run.path / "dataset.jsonl")
     writer.close({"models": [], "outcomes": OUTCOMES, "problem": None})

@@ -63,17 +63,34 @@
   /* ---- tabs ------------------------------------------------------------------------------ */
 
   const browsers = new Map();
+  let currentTab = "overview";
 
   function showTab(name) {
     const panes = document.querySelectorAll("section.tab");
     if (!document.getElementById("tab-" + name)) name = "overview";
+    currentTab = name;
     panes.forEach((pane) => { pane.hidden = pane.id !== "tab-" + name; });
     document.querySelectorAll("nav.tabs a").forEach((a) => a.classList.toggle("active", a.dataset.tab === name));
     if (name === "overview") drawCharts();
     else openBrowser(name);
   }
 
-  window.addEventListener("hashchange", () => showTab(location.hash.slice(1).split("/")[0]));
+  /* An item's address, `#item=ID` (the id percent-encoded), opens that item in the Items tab. */
+  function itemAddress() {
+    const hash = location.hash.slice(1);
+    if (!hash.startsWith("item=")) return null;
+    try { return decodeURIComponent(hash.slice(5)); } catch (error) { return hash.slice(5); }
+  }
+
+  function route() {
+    const id = itemAddress();
+    if (id === null) { showTab(location.hash.slice(1).split("/")[0] || "overview"); return; }
+    showTab("items");
+    const browser = browsers.get("items");
+    if (browser) browser.ready.then(() => browser.openId(id));
+  }
+
+  window.addEventListener("hashchange", route);
 
   /* ---- charts ---------------------------------------------------------------------------- */
 
@@ -112,7 +129,7 @@
     if (!pane || browsers.has(table)) return;
     const browser = new Browser(pane, table, sources(table));
     browsers.set(table, browser);
-    browser.start();
+    browser.ready = browser.start();
   }
 
   class Browser {
@@ -127,9 +144,31 @@
     start() {
       if (!this.sources.length) {
         this.root.append(el("p", { class: "muted" }, "Nothing to show."));
+        return Promise.resolve();
+      }
+      return this.useSource(0);
+    }
+
+    /* Open the item called `id`: in the first run that has it, on its page, filters cleared. */
+    async openId(id) {
+      for (let number = 0; number < this.sources.length; number += 1) {
+        let ids;
+        try {
+          ids = await load(this.sources[number].key + "/ids");
+        } catch (error) {
+          continue; // a site written before items had addresses
+        }
+        const row = ids.indexOf(id);
+        if (row < 0) continue;
+        if (this.source !== this.sources[number]) await this.useSource(number);
+        const at = this.visible.indexOf(row);
+        if (at < 0) return;
+        this.page = Math.floor(at / this.pageSize);
+        await this.render();
+        await this.open(row);
         return;
       }
-      this.useSource(0);
+      if (this.detail) this.detail.replaceChildren(el("p", { class: "warn" }, "No item " + id + " in " + (this.sources.length > 1 ? "these runs." : "this run.")));
     }
 
     async useSource(number) {
@@ -429,8 +468,7 @@
 
   document.addEventListener("keydown", (event) => {
     if (event.target.matches("input, select, textarea") || (event.key !== "j" && event.key !== "k")) return;
-    const tab = location.hash.slice(1) || "overview";
-    const browser = browsers.get(tab);
+    const browser = browsers.get(currentTab);
     if (!browser || !browser.visible || !browser.visible.length) return;
     const at = browser.visible.indexOf(browser.selected);
     const next = Math.min(browser.visible.length - 1, Math.max(0, at + (event.key === "j" ? 1 : -1)));
@@ -439,5 +477,5 @@
     browser.open(browser.visible[next]);
   });
 
-  showTab(location.hash.slice(1).split("/")[0] || "overview");
+  route();
 })();
