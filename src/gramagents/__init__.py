@@ -16,8 +16,9 @@ time it is used.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -71,16 +72,4 @@ if TYPE_CHECKING:  # the same names, for type checkers, editors and the API refe
     )
 
 
-def __getattr__(name: str) -> Any:
-    """Import the module that holds `name` and keep the value here for the next lookup."""
-    target = EXPORTS.get(name)
-    if target is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, _, attribute = target.partition(":")
-    value = getattr(importlib.import_module(module), attribute)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *EXPORTS})
+__getattr__, __dir__ = lazy_exports(__name__, globals(), EXPORTS)

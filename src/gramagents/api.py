@@ -11,8 +11,9 @@ it is asked for (PEP 562), so a recipe's `__init__` pays only for what it uses.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .lazy import lazy_exports
 
 EXPORTS: dict[str, str] = {
     # Registration
@@ -269,16 +270,4 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     )
 
 
-def __getattr__(name: str) -> Any:
-    """Import the module that holds `name` and keep the value here for the next lookup."""
-    target = EXPORTS.get(name)
-    if target is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, _, attribute = target.partition(":")
-    value = getattr(importlib.import_module(module), attribute)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *EXPORTS})
+__getattr__, __dir__ = lazy_exports(__name__, globals(), EXPORTS)
