@@ -56,4 +56,4 @@ def test_importing_the_api_imports_nothing_until_a_name_is_used():
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.splitlines()
-    assert out == ["['gramagents', 'gramagents.api']", "True False"]
+    assert out == ["['gramagents', 'gramagents.api', 'gramagents.lazy']", "True False"]
