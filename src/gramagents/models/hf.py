@@ -27,6 +27,7 @@ from ..extras import require
 from ..records import ChatRequest, Generation, GenParams, Loglikelihood, LoglikelihoodRequest
 from ..runtime.batching import MicroBatcher
 from ..runtime.cache import canonical_json
+from ..runtime.threads import refit
 from .base import Backend, BackendSettings
 from .conditioning import encode, scoring_text
 from .guided import FieldPlan, GuidedDecoder, plan_schema
@@ -295,6 +296,7 @@ class HFBackend(Backend):
 
         lm = self.lm
         tokenizer, model = lm.tokenizer, lm.model
+        refit()  # threads fitted to the machine between batches (command line only)
         started = time.perf_counter()
         width = max(len(ids) for ids in batch)
         pad = tokenizer.pad_token_id

@@ -3,7 +3,9 @@
 Agents call a model one request at a time, from many concurrent tasks; a local model is fast
 only when it sees many requests at once. The batcher queues what callers submit and hands the
 model up to `max_batch` queued requests at a time, oldest first, in a worker thread, so the
-event loop keeps running (and keeps queueing) while the model computes.
+event loop keeps running (and keeps queueing) while the model computes. Before each batch the
+worker thread's torch threads are fitted to the machine again (`threads.refit`; only when the
+command line asked for it).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import asyncio
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
+
+from .threads import refit
 
 Req = TypeVar("Req")
 Res = TypeVar("Res")
@@ -47,6 +51,10 @@ class MicroBatcher(Generic[Req, Res]):
             self._worker = loop.create_task(self._drain())
         return list(await asyncio.gather(*futures))
 
+    def _fitted(self, requests: list[Req]) -> Sequence[Res]:
+        refit()  # in the worker thread: torch's thread count is per thread
+        return self._run_batch(requests)
+
     async def _drain(self) -> None:
         while self._pending:
             # Let other callers that are about to submit join this batch.
@@ -59,7 +67,7 @@ class MicroBatcher(Generic[Req, Res]):
             if not batch:
                 continue
             try:
-                results = await asyncio.to_thread(self._run_batch, [r for r, _ in batch])
+                results = await asyncio.to_thread(self._fitted, [r for r, _ in batch])
             except BaseException as exc:  # noqa: BLE001 - handed to every waiting caller
                 for _, future in batch:
                     if not future.done():
