@@ -99,3 +99,28 @@ def test_threads_set_by_hand_or_never_set_are_never_refitted(machine, monkeypatc
     assert threads.refit() is None
     assert torch.calls == before
     assert len(samples) == 3  # not even sampled
+
+
+@pytest.mark.slow
+def test_a_library_call_on_a_local_model_leaves_torchs_threads_as_it_found_them(smollm2):
+    import concurrent.futures
+
+    import torch
+
+    from gramagents.models import Model
+    from gramagents.records import ChatRequest, GenParams, Message
+
+    threads.stop_following()
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        request = ChatRequest(
+            messages=[Message(role="user", content="Name a colour.")],
+            params=GenParams(max_tokens=4),
+        )
+        asyncio.run(Model(smollm2).generate([request, request]))
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            fresh = pool.submit(torch.get_num_threads).result()
+        assert torch.get_num_threads() == 1 and fresh == 1
+    finally:
+        torch.set_num_threads(before)
