@@ -102,6 +102,16 @@ def resolve_device(option: str | None) -> str:
     return "cpu"
 
 
+INT8_SCHEME = "w7-rows8-smooth0.5-v1"
+"""What decides `dtype=int8`'s answers (`int8.py`: weight levels, input scales, smoothing and
+its calibration text); a change to any of them changes this name, so the cache key."""
+
+
+def dtype_identity(dtype: str) -> str:
+    """The dtype as the cache key names it: int8 with its scheme."""
+    return f"int8/{INT8_SCHEME}" if dtype == "int8" else dtype
+
+
 def resolve_dtype(option: str | None, device: str) -> str:
     """`auto`: bfloat16 where the hardware computes it fast, else int8 weights or float32.
 
@@ -258,7 +268,7 @@ def load_lm(
         if dtype == "int8":
             from .int8 import quantize_linears
 
-            quantize_linears(model)
+            quantize_linears(model, tokenizer)
         tokenizer.padding_side = "left"
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token

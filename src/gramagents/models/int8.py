@@ -14,6 +14,12 @@ Two choices make the answers independent of where and with what they are compute
   pairs of products in 16 bits and saturates when a weight reaches 127; within ±64 it cannot,
   so the integer product is exact, the same on AVX2, AVX-512 and VNNI machines.
 
+Language models' activations have a few input channels far larger than the rest, and one
+scale per row spends the int8 levels on those. As SmoothQuant (Xiao et al., 2023) does, each
+input channel is divided by `s = range(x)^0.5 / range(w)^0.5` and its weights multiplied by
+it (the product is unchanged), which moves half of that spread into the weights; the ranges
+of `x` come from one float32 pass over a fixed calibration text (`CALIBRATION`) at load time.
+
 The embeddings (and the output projection, when it shares their weight) stay float32.
 """
 
@@ -26,14 +32,33 @@ import torch
 WEIGHT_LEVELS = 64
 """Largest weight magnitude after quantization: the integer product stays exact (above)."""
 ACTIVATION_LEVELS = 127
+SMOOTHING = 0.5
+"""How much of an input channel's range moves into the weights (SmoothQuant's alpha)."""
+CALIBRATION = (
+    "Grammar describes how words combine into sentences. Does the sentence 'She can swim.' "
+    "contain the grammar point [can for ability]? Answer T or F.",
+    "请判断：在句子“我会说一点儿中文。”中，是否包含语法点[能愿动词：会]? 如果包含，请仅回答T",
+    "Le chat dort sur le canapé. Der Hund läuft schnell nach Hause. ¿Dónde está la biblioteca?",
+    "1. T 2. F 3. T\nAnswer with the letter of the best option: A, B, C or D.",
+)
+"""Text whose activations set each layer's input ranges: a few languages, the shapes of
+questions and answers the benchmarks ask (changing it changes `hf_load.INT8_SCHEME`)."""
 
 
 class Int8Linear(torch.nn.Module):
     """A linear layer whose weight is int8 per output channel; inputs quantized per row."""
 
-    def __init__(self, linear: torch.nn.Linear) -> None:
+    def __init__(self, linear: torch.nn.Linear, input_range: torch.Tensor | None = None) -> None:
         super().__init__()
         weight = linear.weight.detach().float()
+        smooth = None
+        if input_range is not None:  # SmoothQuant: x / s and w * s per input channel
+            spread = input_range.float().clamp(min=1e-5) ** SMOOTHING
+            smooth = (spread / weight.abs().amax(dim=0).clamp(min=1e-5) ** (1 - SMOOTHING)).clamp(
+                min=1e-5
+            )
+            weight = weight * smooth[None, :]
+        self.register_buffer("input_divisor", smooth)
         scale = weight.abs().amax(dim=1).clamp(min=1e-12) / WEIGHT_LEVELS
         quantized = torch.round(weight / scale[:, None]).clamp(-WEIGHT_LEVELS, WEIGHT_LEVELS)
         # (in, out) as torch._int_mm takes it, contiguous for oneDNN
@@ -46,6 +71,8 @@ class Int8Linear(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """`x @ weight.T + bias`, with both factors in int8."""
         rows = x.reshape(-1, self.in_features).float()
+        if self.input_divisor is not None:
+            rows = rows / self.input_divisor
         scale = rows.abs().amax(dim=1, keepdim=True).clamp(min=1e-12) / ACTIVATION_LEVELS
         quantized = torch.round(rows / scale).to(torch.int8)
         out = torch._int_mm(quantized, self.weight_int8).float()
