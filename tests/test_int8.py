@@ -107,6 +107,7 @@ def test_the_embedded_model_in_int8_answers_and_is_cached_apart_from_float32():
     assert int8.identity()["dtype"].startswith("int8/") and int8.identity() != fp32.identity()
     layers = [m for m in int8.lm.model.modules() if isinstance(m, Int8Linear)]
     assert len(layers) == 7 * int8.lm.model.config.num_hidden_layers
+    assert all(layer.input_divisor is not None for layer in layers)  # smoothed at load
     request = ChatRequest(
         messages=[Message(role="user", content="Name a colour.")],
         params=GenParams(max_tokens=8),

@@ -82,19 +82,60 @@ class Int8Linear(torch.nn.Module):
         return out.reshape(*x.shape[:-1], self.out_features)
 
 
-def quantize_linears(model: Any) -> int:
+def _quantized(model: Any) -> dict[str, torch.nn.Linear]:
+    """The linear layers to quantize, by name: all but one sharing an embedding's weight."""
+    embeddings = {id(m.weight) for m in model.modules() if isinstance(m, torch.nn.Embedding)}
+    return {
+        name: module
+        for name, module in model.named_modules()
+        if isinstance(module, torch.nn.Linear) and id(module.weight) not in embeddings
+    }
+
+
+def input_ranges(model: Any, batches: list[torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Largest |input| per channel of each layer to quantize, over float32 passes on `batches`."""
+    ranges: dict[str, torch.Tensor] = {}
+
+    def note(name: str) -> Any:
+        def hook(module: Any, args: Any, output: Any) -> None:
+            seen = args[0].detach().reshape(-1, args[0].shape[-1]).abs().amax(dim=0).float()
+            ranges[name] = torch.maximum(ranges[name], seen) if name in ranges else seen
+
+        return hook
+
+    hooks = [m.register_forward_hook(note(n)) for n, m in _quantized(model).items()]
+    try:
+        with torch.inference_mode():
+            for ids in batches:
+                model(input_ids=ids)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return ranges
+
+
+def calibration_batches(tokenizer: Any) -> list[torch.Tensor]:
+    """`CALIBRATION`'s texts as the model reads prompts (its chat template when it has one)."""
+    batches = []
+    for text in CALIBRATION:
+        if getattr(tokenizer, "chat_template", None):
+            messages = [{"role": "user", "content": text}]
+            text = tokenizer.apply_chat_template(messages, tokenize=False)
+        batches.append(torch.tensor([tokenizer(text, add_special_tokens=False).input_ids]))
+    return batches
+
+
+def quantize_linears(model: Any, tokenizer: Any | None = None) -> int:
     """Replace every `nn.Linear` of `model` by an `Int8Linear`, in place; returns how many.
 
     A linear layer whose weight is an embedding's too (a tied output projection) is left in
-    float32: its weight stays shared, and the model's logits keep their precision.
+    float32: its weight stays shared, and the model's logits keep their precision. With a
+    `tokenizer`, each layer is smoothed by its input ranges over `CALIBRATION` first.
     """
-    embeddings = {
-        id(module.weight) for module in model.modules() if isinstance(module, torch.nn.Embedding)
-    }
-    replaced = 0
-    for parent in list(model.modules()):
-        for name, child in list(parent.named_children()):
-            if isinstance(child, torch.nn.Linear) and id(child.weight) not in embeddings:
-                setattr(parent, name, Int8Linear(child))
-                replaced += 1
-    return replaced
+    ranges = input_ranges(model, calibration_batches(tokenizer)) if tokenizer else {}
+    layers = _quantized(model)
+    modules = dict(model.named_modules())
+    for name, layer in layers.items():
+        parent, _, attribute = name.rpartition(".")
+        setattr(modules[parent], attribute, Int8Linear(layer, ranges.get(name)))
+    return len(layers)
