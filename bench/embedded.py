@@ -348,7 +348,8 @@ def main() -> int:
     torch.set_grad_enabled(False)
     print(machine())
     print(
-        f"threads {torch.get_num_threads()} (chosen {threads}); load average at start "
+        f"clock: {args.clock}; threads {torch.get_num_threads()} (chosen {threads}); "
+        f"load average at start "
         f"{os.getloadavg()[0]:.2f}; dtype=auto picks {resolve_dtype('auto', 'cpu')} here"
     )
     dtypes = ["float32"] + [
@@ -382,34 +383,33 @@ def main() -> int:
 
 
 def summary(results: dict[str, Phases], auto: str) -> str:
-    """Agreement of each dtype with float32, and the RESULT line for `dtype=auto`'s choice."""
+    """Each dtype against float32; the RESULT line: is `dtype=auto`'s choice one that held?
+
+    A default other than float32 must give float32's answer for at least 95 % of the items.
+    """
     reference = results["float32"]
-    ok = True
+    n = len(reference.answers)
+    total = reference.generate_s + reference.extraction_s
+    parts = []
     for dtype, phases in results.items():
         if dtype == "float32":
             continue
         answers, texts = agreement(phases, reference)
-        speed = (reference.generate_s + reference.extraction_s) / (
-            phases.generate_s + phases.extraction_s
-        )
+        speed = total / (phases.generate_s + phases.extraction_s)
         held = answers >= AGREEMENT_TARGET
-        ok = ok and (held or dtype != auto)
         print(
             f"{dtype} against float32: answers equal {100 * answers:.1f} % "
-            f"({round(answers * len(reference.answers))}/{len(reference.answers)}), replies "
-            f"equal {100 * texts:.1f} %; {speed:.2f}x float32's items/s"
-            f"{'; dtype=auto picks it here' if dtype == auto else ''}"
+            f"({round(answers * n)}/{n}), replies equal {100 * texts:.1f} %; "
+            f"{speed:.2f}x float32's items/s; "
+            f"{'may be a default' if held else 'may not be a default'} (>= 95 %)"
         )
-    chosen = results.get(auto)
-    if chosen is None or auto == "float32":
-        return f"RESULT embedded_auto_dtype {auto} (float32: nothing to compare) pass"
-    answers, _ = agreement(chosen, reference)
-    speed = (reference.generate_s + reference.extraction_s) / (
-        chosen.generate_s + chosen.extraction_s
+        parts.append(f"{dtype} {speed:.2f}x at {100 * answers:.1f} % equal")
+    ok = auto == "float32" or (
+        auto in results and agreement(results[auto], reference)[0] >= AGREEMENT_TARGET
     )
     return (
-        f"RESULT embedded_auto_dtype {auto} {speed:.2f} x float32's items/s, answers equal "
-        f"{100 * answers:.1f} % target >= {100 * AGREEMENT_TARGET:.0f} % "
+        f"RESULT embedded_auto_dtype {auto} ({'; '.join(parts) or 'nothing else run'}) "
+        f"target: a default other than float32 >= {100 * AGREEMENT_TARGET:.0f} % equal "
         f"{'pass' if ok else 'fail'}"
     )
 
