@@ -12,7 +12,8 @@ folder, no response cache) twice:
    such a machine. The cap is checked to take effect. Clock, caches and memory stay this
    machine's: the figure is an emulation, not a measurement on such a CPU.
 
-For each it prints the wall time, the dtype the eval ran with, the load average before and
+For each it prints the wall time and the CPU time the command used (on a busy machine the
+wall time is not the command's own), the dtype the eval ran with, the load average before and
 after, and the CPU's flags; it ends with one RESULT line: the emulated eval against 180 s
 (issue 44: under 3 minutes on a 2-core CPU without AVX-512, with nothing else running).
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -71,9 +73,12 @@ def run_eval(name: str, build: Path, work: Path, env: dict[str, str], threads: i
     args = ["eval", str(build), "--no-cache", "--run-dir", str(work / f"eval-{name}")]
     if threads:
         args += ["--threads", str(threads)]
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = gramagents(args, env)
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime
     if done.returncode != 0:
         print(done.stderr[-2000:], file=sys.stderr)
         raise SystemExit(f"{name}: the eval failed ({done.returncode})")
@@ -81,8 +86,9 @@ def run_eval(name: str, build: Path, work: Path, env: dict[str, str], threads: i
     counts = manifest.get("counts", {})
     print(
         f"{name}: {elapsed:.1f} s for {counts.get('items')} items "
-        f"({counts.get('requests_sent')} requests); torch kernels {check[0]}, dtype=auto -> "
-        f"{check[1]}; load average {before:.2f} before, {os.getloadavg()[0]:.2f} after"
+        f"({counts.get('requests_sent')} requests; {cpu:.0f} CPU-seconds); "
+        f"torch kernels {check[0]}, dtype=auto -> {check[1]}; "
+        f"load average {before:.2f} before, {os.getloadavg()[0]:.2f} after"
     )
     return elapsed
 
