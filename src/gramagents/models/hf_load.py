@@ -54,21 +54,18 @@ def cpu_flags() -> set[str]:
 
 
 def isa_capped() -> bool:
-    """Whether the environment keeps torch or oneDNN below AVX-512 (e.g. to test AVX2 code).
+    """Whether the environment keeps torch or oneDNN from bfloat16 instructions.
 
-    `ATEN_CPU_CAPABILITY` (torch's own kernels) and `ONEDNN_MAX_CPU_ISA` (oneDNN's: bfloat16
-    and int8 matrix products) are read as torch reads them; with either below AVX-512, a
-    CPU's bfloat16 instructions are not used and bfloat16 is slow.
+    `ATEN_CPU_CAPABILITY` (torch's own kernels: below `avx512`) and `ONEDNN_MAX_CPU_ISA`
+    (oneDNN's bfloat16 and int8 matrix products: below `AVX512_CORE_BF16`) are read as torch
+    reads them, e.g. to see what a CPU without AVX-512 would do; bfloat16 is slow then.
     """
     aten = os.environ.get("ATEN_CPU_CAPABILITY", "").lower()
-    onednn = os.environ.get("ONEDNN_MAX_CPU_ISA", os.environ.get("DNNL_MAX_CPU_ISA", ""))
-    return aten in ("default", "avx2", "zvector") or onednn.upper() in (
-        "SSE41",
-        "AVX",
-        "AVX2",
-        "AVX2_VNNI",
-        "AVX2_VNNI_2",
+    onednn = os.environ.get("ONEDNN_MAX_CPU_ISA", os.environ.get("DNNL_MAX_CPU_ISA", "")).upper()
+    onednn_bf16 = onednn in ("", "ALL", "DEFAULT") or any(
+        mark in onednn for mark in ("BF16", "AMX", "FP16", "AVX10")
     )
+    return bool(aten and not aten.startswith("avx512")) or not onednn_bf16
 
 
 def _cpu_has_fast_bf16() -> bool:
