@@ -41,3 +41,20 @@ def test_generation_with_the_shared_start_computed_once_answers_as_without(monke
     theirs = asyncio.run(Model(plain).generate(requests))
     assert [g.text for g in ours] == [g.text for g in theirs]
     assert all(g.text.strip() for g in ours)
+
+
+def test_a_model_whose_cache_cannot_be_repeated_gets_its_rows_plainly_padded():
+    from types import SimpleNamespace
+
+    from gramagents.models.hf_prefix import batch_inputs
+
+    class NoRepeat:
+        def __call__(self, **kwargs):
+            return SimpleNamespace(past_key_values=object())  # no batch_repeat_interleave
+
+    lm = SimpleNamespace(model=NoRepeat(), tokenizer=SimpleNamespace(pad_token_id=0), device="cpu")
+    start = list(range(1, MIN_SHARED + 2))
+    ids, mask, cached = batch_inputs(lm, [start + [50, 51], start + [60]], share=True)
+    assert cached == {}
+    assert ids[1].tolist() == [0, *start, 60]  # left-padded whole, not after the start
+    assert mask[1].tolist() == [0] + [1] * (len(start) + 1)

@@ -36,15 +36,24 @@ def batch_inputs(lm: Any, batch: list[list[int]], share: bool) -> tuple[Any, Any
     """`input_ids`, `attention_mask` and the filled KV cache as `generate`'s keyword (or none).
 
     With `share` and a shared start of at least `MIN_SHARED` tokens in a batch of two rows or
-    more, the start is computed here once; otherwise the rows are plainly left-padded.
+    more, the start is computed here once; otherwise (or when the model's cache cannot be
+    copied to every row) the rows are plainly left-padded.
     """
+    shared = shared_start(batch) if share and len(batch) > 1 else 0
+    if shared >= MIN_SHARED:
+        input_ids, attention = _layout(lm, batch, shared)
+        cached = _start_cache(lm, input_ids[:1, :shared], len(batch))
+        if cached:
+            return input_ids, attention, cached
+    input_ids, attention = _layout(lm, batch, 0)
+    return input_ids, attention, {}
+
+
+def _layout(lm: Any, batch: list[list[int]], shared: int) -> tuple[Any, Any]:
+    """Rows as `[shared start][pad][rest]` (plain left padding when `shared` is 0)."""
     import torch
 
-    shared = shared_start(batch) if share and len(batch) > 1 else 0
-    if shared < MIN_SHARED:
-        shared = 0
-    rest = max(len(ids) for ids in batch) - shared
-    width = shared + rest
+    width = max(len(ids) for ids in batch)
     input_ids = torch.full((len(batch), width), lm.tokenizer.pad_token_id, dtype=torch.long)
     attention = torch.zeros((len(batch), width), dtype=torch.long)
     for row, ids in enumerate(batch):
@@ -52,12 +61,24 @@ def batch_inputs(lm: Any, batch: list[list[int]], share: bool) -> tuple[Any, Any
         attention[row, :shared] = 1
         input_ids[row, width - (len(ids) - shared) :] = torch.tensor(ids[shared:])
         attention[row, width - (len(ids) - shared) :] = 1
-    if not shared:
-        return input_ids, attention, {}
+    return input_ids, attention
+
+
+def _start_cache(lm: Any, start: Any, rows: int) -> dict[str, Any]:
+    """The KV cache of `start` (one row), repeated for `rows` rows, as `generate`'s keyword.
+
+    Empty when the model's cache cannot be repeated (a kind other than transformers' usual
+    key-value cache): the rows are then plainly padded.
+    """
+    import torch
+
     with torch.inference_mode():
-        out = lm.model(input_ids=input_ids[:1, :shared].to(lm.device), use_cache=True)
-    cache = getattr(out, "cache", None) or out.past_key_values
-    cache.batch_repeat_interleave(len(batch))
+        out = lm.model(input_ids=start.to(lm.device), use_cache=True)
+    cache = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
+    repeat = getattr(cache, "batch_repeat_interleave", None)
+    if repeat is None:
+        return {}
+    repeat(rows)
     # transformers 5 names the argument `cache`; earlier releases `past_key_values`
     forward = inspect.signature(lm.model.forward).parameters
-    return input_ids, attention, {"cache" if "cache" in forward else "past_key_values": cache}
+    return {"cache" if "cache" in forward else "past_key_values": cache}

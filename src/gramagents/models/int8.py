@@ -5,14 +5,15 @@ one scale per output channel. At each call the input is quantized to int8 with o
 row (token), multiplied by `torch._int_mm` (oneDNN's int8 GEMM on x86: about twice float32's
 rate on AVX2, three to four times with AVX-512 VNNI), and scaled back to float32.
 
-Two choices make the answers independent of where and with what they are computed:
+Two choices keep the int8 part of the result exact and local:
 
 - one scale per row: a row's result never depends on the other rows of its batch (a whole-
   tensor scale, as `torch.ao.quantization.quantize_dynamic` uses, changes a prompt's answer
   with the prompts it is batched with);
 - weights on 64 levels each side (7 bits): on CPUs without VNNI, oneDNN's int8 GEMM adds
   pairs of products in 16 bits and saturates when a weight reaches 127; within ±64 it cannot,
-  so the integer product is exact, the same on AVX2, AVX-512 and VNNI machines.
+  so the integer product is exact, the same on AVX2, AVX-512 and VNNI machines (the float
+  parts around it, attention and norms, still round as each CPU's kernels do).
 
 Language models' activations have a few input channels far larger than the rest, and one
 scale per row spends the int8 levels on those. As SmoothQuant (Xiao et al., 2023) does, each
