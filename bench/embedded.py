@@ -3,7 +3,8 @@
 On the quick start's dataset (`gramagents build cpg --source examples/cpg/grammar-points.jsonl
 --agents off`: 572 items), for each dtype this machine offers (float32; int8 weights; bfloat16
 where the CPU has fast bfloat16), one run of the hf backend over every item (length-sorted
-batches, no cache, the threads the command line would choose), split into phases:
+batches, no cache, the threads the command line would choose as it starts, kept for the whole
+run), split into phases:
 
 - load: reading the converted model folder (and quantizing, for int8);
 - prefill: the forward passes over the prompts (prompt tokens/s; the tokens computed, padding
@@ -340,9 +341,10 @@ def main() -> int:
         os.environ.setdefault(name, value)
     os.environ["GRAMAGENTS_CACHE"] = str(Path(tempfile.mkdtemp()) / "unused.sqlite")
     from gramagents.models.hf_load import resolve_dtype
-    from gramagents.runtime.threads import apply_threads
+    from gramagents.runtime.threads import apply_threads, stop_following
 
     threads = apply_threads(args.threads)
+    stop_following()  # the runs and the peak all at the threads chosen now
     import torch
 
     torch.set_grad_enabled(False)
