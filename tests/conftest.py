@@ -28,6 +28,16 @@ def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def threads_left_alone() -> Iterator[None]:
+    """A command run in this process (CliRunner) turns on the refitting of torch's threads
+    between batches; it ends with the test, so later tests compute as they were set up."""
+    yield
+    from gramagents.runtime.threads import stop_following
+
+    stop_following()
+
+
 @pytest.fixture
 def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Run in an empty working directory (so `runs/` lands there)."""

@@ -3,8 +3,7 @@
 Requests from concurrent callers are merged by a micro-batcher, tokenized once, grouped by
 decoding parameters and sorted by length (longest first), then cut into batches whose rows
 are at least half as long as the batch's longest, so each batch wastes little padding and one
-long prompt slows no short ones. Generation pads on the left and applies the model's chat
-template when it has one.
+long prompt slows no short ones. Generation pads on the left, through the chat template if any.
 Log-likelihood merges the sequences of a batch into prefix trees, so that a prefix shared by
 several sequences (the start of a minimal pair, the prompt before each option) is computed
 once (`prefix_tree`), and returns the summed and per-token mean log-probability with the
@@ -28,11 +27,13 @@ from ..records import ChatRequest, Generation, GenParams, Loglikelihood, Loglike
 from ..runtime.batching import MicroBatcher, deliver
 from ..runtime.cache import canonical_json
 from ..runtime.interrupt import STOP, Interrupted, not_asked_generation, not_asked_likelihood
+from ..runtime.threads import refit
 from .base import Backend, BackendSettings
 from .conditioning import encode, scoring_text
 from .guided import FieldPlan, GuidedDecoder, plan_schema
 from .hf_load import (
     LoadedLM,
+    dtype_identity,
     file_sha256,
     folder_fingerprint,
     load_lm,
@@ -40,6 +41,7 @@ from .hf_load import (
     resolve_dtype,
 )
 from .hf_output import eos_ids, filled, finish_generation, keep_finished, stop_criteria
+from .hf_prefix import batch_inputs
 from .spec import ModelSpec
 
 OPTIONS = {
@@ -161,7 +163,7 @@ class HFBackend(Backend):
             "model": self._model_name(),
             "gguf_file": self.gguf_file,
             "revision": revision,
-            "dtype": self.dtype,
+            "dtype": dtype_identity(self.dtype),
             **({"max_length": self.max_length} if self.max_length else {}),
         }
 
@@ -326,20 +328,17 @@ class HFBackend(Backend):
 
         lm = self.lm
         tokenizer, model = lm.tokenizer, lm.model
+        refit()  # threads fitted to the machine between batches (command line only)
         started = time.perf_counter()
-        width = max(len(ids) for ids in batch)
-        pad = tokenizer.pad_token_id
-        input_ids = torch.full((len(batch), width), pad, dtype=torch.long)
-        attention = torch.zeros((len(batch), width), dtype=torch.long)
-        for row, ids in enumerate(batch):
-            input_ids[row, width - len(ids) :] = torch.tensor(ids, dtype=torch.long)
-            attention[row, width - len(ids) :] = 1
+        input_ids, attention, cached = batch_inputs(lm, batch, self.prefix_sharing)
+        width = input_ids.shape[1]
         eos = eos_ids(lm)
         kwargs: dict[str, Any] = {
             "max_new_tokens": params.max_tokens,
-            "pad_token_id": pad,
+            "pad_token_id": tokenizer.pad_token_id,
             "eos_token_id": sorted(eos),
             "stopping_criteria": stop_criteria(),  # a stop ends the batch after this step
+            **cached,
         }
         if params.stop:
             kwargs.update(stop_strings=list(params.stop), tokenizer=tokenizer)

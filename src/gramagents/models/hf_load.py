@@ -41,14 +41,36 @@ class LoadedLM:
     max_length: int
 
 
-def _cpu_has_fast_bf16() -> bool:
+def cpu_flags() -> set[str]:
+    """The CPU's feature flags (Linux's `/proc/cpuinfo`); empty elsewhere."""
     if sys.platform != "linux":
-        return False
+        return set()
     try:
-        flags = Path("/proc/cpuinfo").read_text(errors="ignore")
+        text = Path("/proc/cpuinfo").read_text(errors="ignore")
     except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
+        return set()
+    line = next((ln for ln in text.splitlines() if ln.startswith("flags")), "")
+    return set(line.partition(":")[2].split())
+
+
+def isa_capped() -> bool:
+    """Whether the environment keeps torch or oneDNN from bfloat16 instructions.
+
+    `ATEN_CPU_CAPABILITY` (torch's own kernels: below `avx512`) and `ONEDNN_MAX_CPU_ISA`
+    (oneDNN's bfloat16 and int8 matrix products: below `AVX512_CORE_BF16`) are read as torch
+    reads them, e.g. to see what a CPU without AVX-512 would do; bfloat16 is slow then.
+    """
+    aten = os.environ.get("ATEN_CPU_CAPABILITY", "").lower()
+    onednn = os.environ.get("ONEDNN_MAX_CPU_ISA", os.environ.get("DNNL_MAX_CPU_ISA", "")).upper()
+    onednn_bf16 = onednn in ("", "ALL", "DEFAULT") or any(
+        mark in onednn for mark in ("BF16", "AMX", "FP16", "AVX10")
+    )
+    return bool(aten and not aten.startswith("avx512")) or not onednn_bf16
+
+
+def _cpu_has_fast_bf16() -> bool:
+    flags = cpu_flags()
+    return bool(flags & {"avx512_bf16", "amx_bf16"}) and not isa_capped()
 
 
 def _no_gpu_driver() -> bool:
@@ -77,8 +99,24 @@ def resolve_device(option: str | None) -> str:
     return "cpu"
 
 
+INT8_SCHEME = "w7-rows8-smooth0.5-v1"
+"""What decides `dtype=int8`'s answers (`int8.py`: weight levels, input scales, smoothing and
+its calibration text); a change to any of them changes this name, so the cache key."""
+
+
+def dtype_identity(dtype: str) -> str:
+    """The dtype as the cache key names it: int8 with its scheme."""
+    return f"int8/{INT8_SCHEME}" if dtype == "int8" else dtype
+
+
 def resolve_dtype(option: str | None, device: str) -> str:
-    """`auto` picks bfloat16 where the hardware computes it fast, float32 on other CPUs."""
+    """`auto`: bfloat16 where the hardware computes it fast, else int8 weights or float32.
+
+    On a CPU without fast bfloat16, int8 weights (`int8.py`) where it has an int8 GEMM (x86
+    with AVX2), else float32.
+    `bench/embedded.py` measures the int8 choice: its answers equal float32's for at least
+    95 % of the quick start's items.
+    """
     if option and option != "auto":
         return option
     if device.startswith("cuda"):
@@ -173,6 +211,21 @@ def converted_gguf_folder(folder: Path, gguf_file: str) -> Path:
     return out
 
 
+def _torch_dtype(torch: Any, dtype: str, device: str) -> Any:
+    """The torch dtype a model's weights load in (`int8` loads float32, then quantizes)."""
+    if dtype == "int8":
+        if device != "cpu":
+            raise BackendUnavailable(f"dtype int8 runs on the CPU only, not on '{device}'")
+        return torch.float32
+    floats = ("float32", "bfloat16", "float16", "float64")
+    found = getattr(torch, dtype, None) if dtype in floats else None
+    if found is None:
+        raise BackendUnavailable(
+            f"unknown dtype '{dtype}' (use float32, bfloat16, float16 or int8)"
+        )
+    return found
+
+
 def load_lm(
     target: str,
     *,
@@ -201,9 +254,7 @@ def load_lm(
             extra["gguf_file"] = gguf_file
         if revision:
             extra["revision"] = revision
-        torch_dtype = getattr(torch, dtype, None)
-        if not isinstance(torch_dtype, torch.dtype):
-            raise BackendUnavailable(f"unknown dtype '{dtype}' (use float32, bfloat16 or float16)")
+        torch_dtype = _torch_dtype(torch, dtype, device)
         try:
             tokenizer = AutoTokenizer.from_pretrained(source, **extra)
             model = AutoModelForCausalLM.from_pretrained(source, dtype=torch_dtype, **extra)
@@ -211,6 +262,10 @@ def load_lm(
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise BackendUnavailable(f"cannot load model '{target}': {first}") from None
         model = model.to(device).eval()  # type: ignore[arg-type]
+        if dtype == "int8":
+            from .int8 import quantize_linears
+
+            quantize_linears(model, tokenizer)
         tokenizer.padding_side = "left"
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token

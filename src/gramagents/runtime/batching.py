@@ -7,7 +7,8 @@ event loop keeps running (and keeps queueing) while the model computes. The mode
 each answer back as it makes it (`deliver(index, result)` from inside `run_batch`, a local
 model as each inner batch ends), and its caller has it at once, not when the whole batch
 ends. Each answer is counted for its caller's progress as it is handed back
-(runtime/answers.py).
+(runtime/answers.py). Before each batch the worker thread's torch threads are fitted to the
+machine again (`threads.refit`; only when the command line asked for it).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from contextvars import ContextVar
 from typing import Any, Generic, TypeVar
 
 from . import answers
+from .threads import refit
 
 Req = TypeVar("Req")
 Res = TypeVar("Res")
@@ -85,6 +87,10 @@ class MicroBatcher(Generic[Req, Res]):
             self._worker = loop.create_task(self._drain())
         return list(await asyncio.gather(*futures))
 
+    def _fitted(self, requests: list[Req]) -> Sequence[Res]:
+        refit()  # in the worker thread: torch's thread count is per thread
+        return self._run_batch(requests)
+
     async def _drain(self) -> None:
         while self._pending:
             # Let other callers that are about to submit join this batch.
@@ -98,7 +104,7 @@ class MicroBatcher(Generic[Req, Res]):
                 continue
             try:
                 with delivering(_hand_back(batch)):  # to_thread takes the context along
-                    results = await asyncio.to_thread(self._run_batch, [r for r, _ in batch])
+                    results = await asyncio.to_thread(self._fitted, [r for r, _ in batch])
             except BaseException as exc:  # noqa: BLE001 - handed to every waiting caller
                 for _, future in batch:
                     if not future.done():

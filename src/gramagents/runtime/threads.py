@@ -4,21 +4,52 @@ torch starts one OpenMP thread per core. When other work already keeps those cor
 its threads wait on each other at every operation, and a run slows far more than its share
 of the machine explains (one 32-token generation 30 times slower on a busy 2-core machine).
 Taking only the cores nothing else is using keeps several runs on one machine slowing in
-proportion. Only the command line applies this (`apply_threads`); the library never changes
-the process's threads by itself.
+proportion. The machine changes while a command runs (a command started while another ends
+sees the other's load, then an idle machine), so the choice is fitted again between batches:
+a local backend calls `refit` before each batch, which measures what other processes used
+since the last fit (no waiting: the time between batches is the sample) and sets the threads
+of the thread about to compute. Only the command line turns this on (`apply_threads`); the
+library never changes the process's threads by itself, and `refit` then does nothing.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ENV_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
 SAMPLE_S = 0.25
 """How long the command watches the CPUs before it chooses (`busy_elsewhere`)."""
 PROC_STAT = Path("/proc/stat")
+REFIT_MIN_S = 1.0
+"""The shortest time between two fits: a shorter sample of `/proc/stat` (100 ticks a second)
+is too coarse to tell a busy core from an idle one."""
+
+
+@dataclass
+class _Sample:
+    """The CPUs' clock ticks, this process's CPU time and the wall clock, at one moment."""
+
+    ticks: tuple[int, int]
+    own_s: float
+    at: float
+
+
+@dataclass
+class _Following:
+    """The command line's choice to fit threads again between batches (`refit`)."""
+
+    cpus: int
+    threads: int
+    last: _Sample | None
+
+
+_following: _Following | None = None
+_refit_lock = threading.Lock()
 
 
 def usable_cpus() -> int:
@@ -44,8 +75,11 @@ def apply_threads(requested: int | None = None) -> int:
     choice goes into the OpenMP/MKL environment variables torch reads when it starts;
     after, into `torch.set_num_threads`.
     """
+    global _following
+    _following = None
     if requested is None and os.environ.get("OMP_NUM_THREADS", "").isdigit():
         return int(os.environ["OMP_NUM_THREADS"])
+    follow = requested is None
     if requested is None:
         requested = choose_threads(usable_cpus(), current_load())
     threads = max(1, requested)
@@ -55,6 +89,42 @@ def apply_threads(requested: int | None = None) -> int:
     else:
         for name in ENV_VARS:
             os.environ[name] = str(threads)
+    if follow:  # chosen from the machine, so chosen again as the machine changes
+        _following = _Following(usable_cpus(), threads, _sample())
+    return threads
+
+
+def stop_following() -> None:
+    """Keep the threads as they are from now on (`refit` does nothing)."""
+    global _following
+    _following = None
+
+
+def refit() -> int | None:
+    """Fit torch's threads again to the cores other processes left idle since the last fit.
+
+    Called by local backends before each batch, in the thread that computes it (torch's
+    thread count is per thread). Does nothing (returns None) unless the command line chose
+    the threads from the machine (`apply_threads` without a count); otherwise returns the
+    threads set. Fits at most every `REFIT_MIN_S` seconds; in between, the last choice.
+    """
+    following = _following
+    if following is None:
+        return None
+    with _refit_lock:
+        now = _sample()
+        last = following.last
+        if now is not None and last is not None and now.at - last.at >= REFIT_MIN_S:
+            busy = _busy_between(last, now, following.cpus)
+            if busy is not None:
+                following.threads = choose_threads(following.cpus, busy)
+            following.last = now
+        elif last is None:
+            following.last = now
+        threads = following.threads
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
     return threads
 
 
@@ -77,18 +147,40 @@ def busy_elsewhere(window: float = SAMPLE_S, stat: Path = PROC_STAT) -> float | 
     Read from the per-CPU times of `/proc/stat` (Linux) before and after a short sleep, less
     what this process used meanwhile; None where there is no such file.
     """
-    cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
-    before, own = _cpu_times(stat, cpus), time.process_time()
+    before = _sample(stat)
     if before is None:
         return None
     time.sleep(window)
-    after, own = _cpu_times(stat, cpus), time.process_time() - own
-    if after is None or after[0] <= before[0]:
+    after = _sample(stat)
+    if after is None:
         return None
-    total, idle = after[0] - before[0], after[1] - before[1]
-    cores = len(cpus) if cpus else os.cpu_count() or 1
+    return _busy_between(before, after, usable_cpus(), window)
+
+
+def _sample(stat: Path = PROC_STAT) -> _Sample | None:
+    """The ticks of this process's CPUs, its CPU time and the clock now; None without stat."""
+    cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    ticks = _cpu_times(stat, cpus)
+    if ticks is None:
+        return None
+    return _Sample(ticks, time.process_time(), time.monotonic())
+
+
+def _busy_between(
+    before: _Sample, after: _Sample, cores: int, window: float | None = None
+) -> float | None:
+    """Cores other processes kept busy between two samples (this process's use taken off).
+
+    `window` is the seconds between them when known exactly (a sleep); else the clock's.
+    """
+    total = after.ticks[0] - before.ticks[0]
+    if total <= 0:
+        return None
+    idle = after.ticks[1] - before.ticks[1]
     busy = cores * (total - idle) / total
-    return max(0.0, busy - (own / window if window > 0 else 0.0))
+    seconds = window if window is not None else after.at - before.at
+    own = after.own_s - before.own_s
+    return max(0.0, busy - (own / seconds if seconds > 0 else 0.0))
 
 
 def _cpu_times(stat: Path, cpus: set[int] | None) -> tuple[int, int] | None:
