@@ -6,6 +6,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -121,6 +122,18 @@ ANSWERS = st.one_of(
 
 def test_every_chain_has_a_metadata_shape():
     assert {chain for chain, _ in CASES} == set(known_chains())
+
+
+TRICKY = ["10", "1. x\n2. y\nThe answer is 2", "2. y", "A. x", "1", "", "\r\n", "答案：1"]
+"""Replies that reach the deeper rules (numbered lines given back, option lines): each chain
+reads every one under every metadata shape, on every run, not only when the search finds it."""
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c}-{i}" for i, (c, _) in enumerate(CASES)])
+def test_extraction_chains_read_tricky_answers_without_raising(case):
+    chain, meta = case
+    for text in TRICKY:
+        assert isinstance(extract(chain, text, meta), Extraction), text
 
 
 @settings(max_examples=200, deadline=None)

@@ -43,7 +43,7 @@ from typing import Any
 from .extract import CONFLICT, ECHO, HEDGE, INVALID, Extraction, Invalid, Meta, chain
 from .metrics import ItemScore, metric
 from .normalise import nfkc
-from .options import MARK_BASE
+from .options import MARK_BASE, option_pairs
 from .reading import HIDDEN
 
 ORDERS = ("good-first", "good-second")
@@ -106,7 +106,7 @@ def _listed(line: str, meta: Meta) -> bool:
     rest = line[found.end() :]
     if HIDDEN in rest:
         return True
-    texts = {str(o.get("key")): str(o.get("text", "")) for o in meta.get("options", [])}
+    texts = dict(option_pairs(meta))
     shown = "".join(texts.get(_key_of_mark(ch) or "", ch) for ch in rest)
     wanted = _letters(texts.get(found.group(1), ""))
     return bool(wanted) and SequenceMatcher(None, _letters(shown), wanted).ratio() >= SAME_LINE
@@ -143,7 +143,7 @@ def _inside_other(text: str, at: int, key: str, meta: Meta) -> bool:
     Minimal pairs often differ by a word at an end (`他把门关。`, `他把门关上了。`): the shorter
     found where the reply goes on as the longer does (`他把门关上！`) names neither.
     """
-    texts = {str(o.get("key")): _letters(str(o.get("text", ""))) for o in meta.get("options", [])}
+    texts = {key: _letters(text) for key, text in option_pairs(meta)}
     mine, other = texts.get(key, ""), texts.get(KEYS[1 - KEYS.index(key)], "")
     if not mine or len(other) <= len(mine):
         return False
