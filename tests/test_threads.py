@@ -84,6 +84,26 @@ def test_fits_are_a_second_apart_at_least(machine):
     assert threads.refit() == 2
 
 
+@pytest.mark.parametrize("lanes", [1, 2])
+def test_batches_side_by_side_share_the_fitted_threads(machine, lanes):
+    samples, torch = machine
+    samples.append(sample(0, 0, 0.0, 0.0))
+    assert threads.apply_threads(None) == 1  # another process on one core at start
+    # 2 s later the other process has ended (both cores free); 0.5 s more: no new fit
+    samples += [sample(200, 200, 2.0, 2.0), sample(200, 300, 2.5, 2.5)]
+    seen: list[int] = []
+    barrier = threading.Barrier(lanes, timeout=5)
+
+    def run(requests: list[int]) -> list[int]:
+        seen.append(torch.get_num_threads())
+        barrier.wait()  # both lanes compute at once (one lane: passes alone)
+        return requests
+
+    batcher = MicroBatcher(run, max_batch=1, lanes=lambda: lanes)
+    asyncio.run(batcher.submit([1, 2]))
+    assert seen == ([1, 1] if lanes == 2 else [2, 2])
+
+
 @pytest.mark.parametrize("how", ["library", "--threads", "OMP_NUM_THREADS"])
 def test_threads_set_by_hand_or_never_set_are_never_refitted(machine, monkeypatch, how):
     samples, torch = machine

@@ -15,6 +15,7 @@ the EduEval paper does (§4.1).
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
@@ -27,7 +28,7 @@ from ..records import ChatRequest, Generation, GenParams, Loglikelihood, Loglike
 from ..runtime.batching import MicroBatcher, deliver
 from ..runtime.cache import canonical_json
 from ..runtime.interrupt import STOP, Interrupted, not_asked_generation, not_asked_likelihood
-from ..runtime.threads import refit
+from ..runtime.threads import fitted_threads, refit
 from .base import Backend, BackendSettings
 from .conditioning import encode, scoring_text
 from .guided import FieldPlan, GuidedDecoder, plan_schema
@@ -40,22 +41,10 @@ from .hf_load import (
     resolve_device,
     resolve_dtype,
 )
+from .hf_options import OPTIONS, one_of, whole
 from .hf_output import eos_ids, filled, finish_generation, keep_finished, stop_criteria
 from .hf_prefix import batch_inputs
 from .spec import ModelSpec
-
-OPTIONS = {
-    "gguf_file",
-    "dtype",
-    "device",
-    "batch_size",
-    "revision",
-    "structured",
-    "prefix_sharing",
-    "token_budget",
-    "max_length",
-    "guided_steps",
-}
 
 
 def _chunks(seq: Sequence[int], size: int) -> Iterator[list[int]]:
@@ -105,39 +94,28 @@ class HFBackend(Backend):
         self.revision = spec.option("revision")
         self.device = resolve_device(spec.option("device"))
         self.dtype = resolve_dtype(spec.option("dtype"), self.device)
-        batch = spec.option("batch_size")
-        if batch is not None and (not batch.isdigit() or int(batch) < 1):
-            raise SpecError(spec.raw, f"batch_size must be a positive integer, not '{batch}'")
-        self.batch_size = int(batch) if batch else (64 if self.device.startswith("cuda") else 16)
-        budget = spec.option("token_budget")
-        if budget is not None and (not budget.isdigit() or int(budget) < 1):
-            raise SpecError(spec.raw, f"token_budget must be a positive integer, not '{budget}'")
-        self.token_budget = (
-            int(budget) if budget else (8192 if self.device.startswith("cuda") else 1024)
-        )
-        sharing = spec.option("prefix_sharing", "true").lower()
-        if sharing not in ("true", "false"):
-            raise SpecError(spec.raw, f"prefix_sharing must be true or false, not '{sharing}'")
-        self.prefix_sharing = sharing == "true"
-        context = spec.option("max_length")
-        if context is not None and (not context.isdigit() or int(context) < 16):
-            raise SpecError(
-                spec.raw, f"max_length must be an integer of 16 or more, not '{context}'"
-            )
+        cuda = self.device.startswith("cuda")
+        self.batch_size = whole(spec, "batch_size") or (64 if cuda else 16)
+        self.token_budget = whole(spec, "token_budget") or (8192 if cuda else 1024)
+        self.prefix_sharing = one_of(spec, "prefix_sharing", ("true", "false")) == "true"
         # The context as configured (`?max_length=2048`); the model's own when not given.
-        self.max_length = int(context) if context else None
-        mode = spec.option("structured", "guided")
-        if mode not in ("guided", "md_json"):
-            raise SpecError(spec.raw, f"structured must be guided or md_json, not '{mode}'")
-        self.structured_mode = mode  # type: ignore[misc]
-        steps = spec.option("guided_steps", "cached")
-        if steps not in ("cached", "batched"):
-            raise SpecError(spec.raw, f"guided_steps must be cached or batched, not '{steps}'")
+        self.max_length = whole(spec, "max_length", least=16)
+        mode = one_of(spec, "structured", ("guided", "md_json"))
+        self.structured_mode = mode  # type: ignore[assignment]
         # cached: each row's prompt computed once for all its fields (hf_steps.py); batched:
         # every field a batched pass over the prompts again (faster for many short prompts).
-        self.guided_steps = steps
+        self.guided_steps = one_of(spec, "guided_steps", ("cached", "batched"))
         self._steps: Any = None
-        self._generate_batcher = MicroBatcher(self._generate_sync, self.batch_size * 4)
+        self.lanes = None if spec.option("lanes", "auto") == "auto" else whole(spec, "lanes")
+        # Work that must not run beside another batch: the tokenizer's calls (a fast tokenizer
+        # is not safe from two threads at once), structured answers (their decoder keeps one
+        # cache) and sampled batches (torch's one random generator, seeded per batch).
+        self._alone = threading.Lock()
+        self._loaded = False
+        size = self.batch_size
+        self._generate_batcher = MicroBatcher(
+            self._generate_sync, 4 * size, lanes=self._lane_count, granule=size
+        )
         # Scoring takes many requests at once: the more sequences meet, the more prefixes
         # they share (prefix_tree); the token budget still bounds each forward pass.
         self._score_batcher = MicroBatcher(
@@ -189,6 +167,15 @@ class HFBackend(Backend):
                 f"cannot load model '{self.target}': no file {self.gguf_file} in it"
             )
 
+    def _lane_count(self) -> int:
+        """Batches computed at once: `lanes=`; else 2 on a CPU with 2+ threads fitted, else 1."""
+        if not self._loaded:
+            return 1  # the first batch loads the model (and imports torch) alone
+        if self.lanes is not None:
+            return self.lanes
+        threads = fitted_threads()
+        return 2 if self.device == "cpu" and threads is not None and threads >= 2 else 1
+
     @property
     def chunk_size(self) -> int:
         """Two batches per unit of eval work."""
@@ -225,7 +212,9 @@ class HFBackend(Backend):
         return _cut_middle(list(ids), max(8, context - request.params.max_tokens))
 
     def _generate_sync(self, requests: list[ChatRequest]) -> list[Generation]:
-        encoded = [self.render(r) for r in requests]
+        with self._alone:
+            encoded = [self.render(r) for r in requests]
+            self._loaded = True
         free: dict[GenParams, list[int]] = defaultdict(list)
         guided: dict[str, list[int]] = defaultdict(list)
         plans: dict[str, list[FieldPlan]] = {}
@@ -245,13 +234,28 @@ class HFBackend(Backend):
         for params, indices in free.items():
             ordered = sorted(indices, key=lambda i: -len(encoded[i]))
             for batch in _buckets(ordered, [len(e) for e in encoded], self.batch_size):
-                outputs = (
-                    [not_asked_generation() for _ in batch]  # a stop: no batch starts
-                    if STOP.requested
-                    else self._generate_batch([encoded[i] for i in batch], params)
-                )
+                if STOP.requested:  # a stop: no batch starts
+                    outputs = [not_asked_generation() for _ in batch]
+                elif params.temperature > 0:
+                    with self._alone:
+                        outputs = self._generate_batch([encoded[i] for i in batch], params)
+                else:
+                    outputs = self._generate_batch([encoded[i] for i in batch], params)
                 for index, generation in zip(batch, outputs, strict=True):
                     results[index] = deliver(index, generation)
+        if guided:
+            with self._alone:
+                self._guided_all(guided, plans, encoded, requests, results)
+        return filled(results)
+
+    def _guided_all(
+        self,
+        guided: dict[str, list[int]],
+        plans: dict[str, list[FieldPlan]],
+        encoded: list[list[int]],
+        requests: list[ChatRequest],
+        results: list[Generation | None],
+    ) -> None:
         decoder = self._guided_decoder()
         for key, indices in guided.items():
             ordered = sorted(indices, key=lambda i: -len(encoded[i]))
@@ -261,7 +265,6 @@ class HFBackend(Backend):
                 )
                 for index, generation in zip(batch, outputs, strict=True):
                     results[index] = deliver(index, generation)
-        return filled(results)
 
     def _guided_batch(
         self,

@@ -50,6 +50,7 @@ TRANSPORT_OPTIONS = frozenset(
         "batch_size",
         "token_budget",
         "prefix_sharing",
+        "lanes",
     }
 )
 """Spec options that change how requests travel or are batched, never their answers: they are

@@ -9,6 +9,11 @@ model as each inner batch ends), and its caller has it at once, not when the who
 ends. Each answer is counted for its caller's progress as it is handed back
 (runtime/answers.py). Before each batch the worker thread's torch threads are fitted to the
 machine again (`threads.refit`; only when the command line asked for it).
+
+A batcher may compute several batches at once (`lanes`), each in its own thread: on a CPU a
+small model's batch keeps two cores only partly busy (per-step Python work, small matrix
+products, waits between threads), while two batches side by side with one thread each keep
+both busy. The fitted threads are then shared among the lanes (`threads.sharing`).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from contextvars import ContextVar
 from typing import Any, Generic, TypeVar
 
 from . import answers
-from .threads import refit
+from .threads import refit, sharing
 
 Req = TypeVar("Req")
 Res = TypeVar("Res")
@@ -62,12 +67,20 @@ class MicroBatcher(Generic[Req, Res]):
         run_batch: Callable[[list[Req]], Sequence[Res]],
         max_batch: int,
         linger_s: float = 0.002,
+        lanes: Callable[[], int] = lambda: 1,
+        granule: int = 1,
     ) -> None:
         self._run_batch = run_batch
         self.max_batch = max(1, max_batch)
         self._linger_s = linger_s
+        self._lanes = lanes
+        """How many batches may compute at once, asked again before each batch."""
+        self._granule = max(1, granule)
+        """What a lane takes is rounded up to a multiple of this (the model's own batch)."""
         self._pending: deque[tuple[Req, asyncio.Future[Res]]] = deque()
-        self._worker: asyncio.Task[None] | None = None
+        self._workers: dict[int, asyncio.Task[None]] = {}
+        self._busy = 0
+        """Lanes computing a batch now (counted on the event loop's thread)."""
 
     async def submit(self, requests: Sequence[Req]) -> list[Res]:
         """Queue `requests` and wait for their results, in order."""
@@ -82,26 +95,36 @@ class MicroBatcher(Generic[Req, Res]):
                 future.add_done_callback(lambda done: _count(done, count))
             self._pending.append((request, future))
             futures.append(future)
-        worker = self._worker
-        if worker is None or worker.done() or worker.get_loop() is not loop:
-            self._worker = loop.create_task(self._drain())
+        for lane in range(max(1, self._lanes())):
+            worker = self._workers.get(lane)
+            if worker is None or worker.done() or worker.get_loop() is not loop:
+                self._workers[lane] = loop.create_task(self._drain(lane))
         return list(await asyncio.gather(*futures))
 
     def _fitted(self, requests: list[Req]) -> Sequence[Res]:
-        refit()  # in the worker thread: torch's thread count is per thread
-        return self._run_batch(requests)
+        with sharing(self._lanes()):
+            refit()  # in the worker thread: torch's thread count is per thread
+            return self._run_batch(requests)
 
-    async def _drain(self) -> None:
-        while self._pending:
+    async def _drain(self, lane: int) -> None:
+        """Run queued batches one after another; lane `lane` stops when no longer wanted."""
+        while self._pending and (lane == 0 or lane < self._lanes()):
             # Let other callers that are about to submit join this batch.
             await asyncio.sleep(self._linger_s)
+            # With several lanes, each takes its share of what waits (two half batches at
+            # once rather than one full batch while the other lane idles), in whole batches of
+            # the model's (no share cut into two small ones).
+            idle = max(1, self._lanes() - self._busy)
+            share = -(-len(self._pending) // idle)
+            take = min(self.max_batch, -(-share // self._granule) * self._granule)
             batch: list[tuple[Req, asyncio.Future[Res]]] = []
-            while self._pending and len(batch) < self.max_batch:
+            while self._pending and len(batch) < take:
                 request, future = self._pending.popleft()
                 if not future.done():
                     batch.append((request, future))
             if not batch:
                 continue
+            self._busy += 1
             try:
                 with delivering(_hand_back(batch)):  # to_thread takes the context along
                     results = await asyncio.to_thread(self._fitted, [r for r, _ in batch])
@@ -112,6 +135,8 @@ class MicroBatcher(Generic[Req, Res]):
                 if isinstance(exc, (KeyboardInterrupt, SystemExit, asyncio.CancelledError)):
                     raise
                 continue
+            finally:
+                self._busy -= 1
             for (_, future), result in zip(batch, results, strict=True):
                 if not future.done():
                     future.set_result(result)

@@ -18,6 +18,8 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,6 +52,8 @@ class _Following:
 
 _following: _Following | None = None
 _refit_lock = threading.Lock()
+_lane = threading.local()
+"""Per thread: how many batches compute side by side with this thread's (`sharing`)."""
 
 
 def usable_cpus() -> int:
@@ -100,13 +104,37 @@ def stop_following() -> None:
     _following = None
 
 
+def fitted_threads() -> int | None:
+    """The threads the command line fitted to the machine last; None when it fits none."""
+    fitted = _following
+    return None if fitted is None else fitted.threads
+
+
+@contextmanager
+def sharing(lanes: int) -> Iterator[None]:
+    """In the block, `refit` gives this thread its share of the fitted threads: one of `lanes`.
+
+    Two batches side by side on a 2-core machine take one thread each, rather than two
+    threads each fighting over the same cores. The share follows the lanes wanted, not those
+    busy at the moment: a lane that gave itself every thread while the other was between
+    batches would keep them, and the cores would be oversubscribed.
+    """
+    before = getattr(_lane, "share", 1)
+    _lane.share = max(1, lanes)
+    try:
+        yield
+    finally:
+        _lane.share = before
+
+
 def refit() -> int | None:
     """Fit torch's threads again to the cores other processes left idle since the last fit.
 
     Called by local backends before each batch, in the thread that computes it (torch's
     thread count is per thread). Does nothing (returns None) unless the command line chose
     the threads from the machine (`apply_threads` without a count); otherwise returns the
-    threads set. Fits at most every `REFIT_MIN_S` seconds; in between, the last choice.
+    threads set: the fitted count shared among the lanes computing side by side (`sharing`).
+    Fits at most every `REFIT_MIN_S` seconds; in between, the last choice.
     """
     following = _following
     if following is None:
@@ -121,9 +149,11 @@ def refit() -> int | None:
             following.last = now
         elif last is None:
             following.last = now
-        threads = following.threads
+        threads = max(1, following.threads // getattr(_lane, "share", 1))
     torch = sys.modules.get("torch")
-    if torch is not None and torch.get_num_threads() != threads:
+    if not hasattr(torch, "set_num_threads"):  # not imported, or being imported elsewhere
+        return threads
+    if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
     return threads
 
