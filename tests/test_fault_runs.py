@@ -26,10 +26,10 @@ from gramagents.testing.openai_server import FakeChatServer, Fault
 @pytest.mark.slow
 def test_an_eval_under_faults_of_every_kind_loses_and_repeats_nothing(tmp_path):
     dataset = write_drill_dataset(tmp_path / "dataset.jsonl", 100)
-    plan = fault_plan(0.2, seed=3, hang_s=1.0)
+    plan = fault_plan(0.2, seed=3, hang_s=3.0)
     with FakeChatServer(responder=drill_answer) as server:
         run = lambda name: run_cli(  # noqa: E731
-            eval_command(dataset, server.base_url, tmp_path / name, concurrency=100, timeout=0.5),
+            eval_command(dataset, server.base_url, tmp_path / name, concurrency=100, timeout=2.0),
             cli_env(tmp_path / f"{name}.sqlite"),
             tmp_path,
         )
