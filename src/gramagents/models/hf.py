@@ -41,7 +41,6 @@ from .hf_load import (
     resolve_device,
     resolve_dtype,
 )
-from .hf_options import OPTIONS, one_of, whole
 from .hf_output import eos_ids, filled, finish_generation, keep_finished, stop_criteria
 from .hf_prefix import batch_inputs
 from .spec import ModelSpec
@@ -75,6 +74,12 @@ def _buckets(ordered: Sequence[int], lengths: Sequence[int], size: int) -> Itera
         yield batch
 
 
+OPTIONS = set(
+    "gguf_file dtype device batch_size revision structured prefix_sharing token_budget "
+    "max_length guided_steps lanes".split()
+)
+
+
 class HFBackend(Backend):
     """A causal LM loaded with transformers, on GPU when there is one."""
 
@@ -95,21 +100,19 @@ class HFBackend(Backend):
         self.device = resolve_device(spec.option("device"))
         self.dtype = resolve_dtype(spec.option("dtype"), self.device)
         cuda = self.device.startswith("cuda")
-        self.batch_size = whole(spec, "batch_size") or (64 if cuda else 16)
-        self.token_budget = whole(spec, "token_budget") or (8192 if cuda else 1024)
-        self.prefix_sharing = one_of(spec, "prefix_sharing", ("true", "false")) == "true"
-        # The context as configured (`?max_length=2048`); the model's own when not given.
-        self.max_length = whole(spec, "max_length", least=16)
-        mode = one_of(spec, "structured", ("guided", "md_json"))
+        self.batch_size = spec.whole("batch_size") or (64 if cuda else 16)
+        self.token_budget = spec.whole("token_budget") or (8192 if cuda else 1024)
+        self.prefix_sharing = spec.choice("prefix_sharing", ("true", "false")) == "true"
+        self.max_length = spec.whole("max_length", least=16)  # None: the model's own context
+        mode = spec.choice("structured", ("guided", "md_json"))
         self.structured_mode = mode  # type: ignore[assignment]
-        # cached: each row's prompt computed once for all its fields (hf_steps.py); batched:
-        # every field a batched pass over the prompts again (faster for many short prompts).
-        self.guided_steps = one_of(spec, "guided_steps", ("cached", "batched"))
+        # cached: a row's prompt computed once for all its fields (hf_steps.py); batched: each
+        # field a batched pass over the prompts again (faster for many short prompts).
+        self.guided_steps = spec.choice("guided_steps", ("cached", "batched"))
         self._steps: Any = None
-        self.lanes = None if spec.option("lanes", "auto") == "auto" else whole(spec, "lanes")
-        # Work that must not run beside another batch: the tokenizer's calls (a fast tokenizer
-        # is not safe from two threads at once), structured answers (their decoder keeps one
-        # cache) and sampled batches (torch's one random generator, seeded per batch).
+        self.lanes = None if spec.option("lanes", "auto") == "auto" else spec.whole("lanes")
+        # Alone, never beside another batch: the tokenizer (a fast one is not thread-safe),
+        # structured answers (one decoder cache), sampled batches (torch's one generator).
         self._alone = threading.Lock()
         self._loaded = False
         size = self.batch_size
@@ -243,28 +246,20 @@ class HFBackend(Backend):
                     outputs = self._generate_batch([encoded[i] for i in batch], params)
                 for index, generation in zip(batch, outputs, strict=True):
                     results[index] = deliver(index, generation)
-        if guided:
-            with self._alone:
-                self._guided_all(guided, plans, encoded, requests, results)
+        with self._alone:
+            decoder = self._guided_decoder()
+            for key, indices in guided.items():
+                ordered = sorted(indices, key=lambda i: -len(encoded[i]))
+                for batch in _buckets(ordered, [len(e) for e in encoded], self.batch_size):
+                    outputs = self._guided_batch(
+                        decoder,
+                        [encoded[i] for i in batch],
+                        [requests[i] for i in batch],
+                        plans[key],
+                    )
+                    for index, generation in zip(batch, outputs, strict=True):
+                        results[index] = deliver(index, generation)
         return filled(results)
-
-    def _guided_all(
-        self,
-        guided: dict[str, list[int]],
-        plans: dict[str, list[FieldPlan]],
-        encoded: list[list[int]],
-        requests: list[ChatRequest],
-        results: list[Generation | None],
-    ) -> None:
-        decoder = self._guided_decoder()
-        for key, indices in guided.items():
-            ordered = sorted(indices, key=lambda i: -len(encoded[i]))
-            for batch in _buckets(ordered, [len(e) for e in encoded], self.batch_size):
-                outputs = self._guided_batch(
-                    decoder, [encoded[i] for i in batch], [requests[i] for i in batch], plans[key]
-                )
-                for index, generation in zip(batch, outputs, strict=True):
-                    results[index] = deliver(index, generation)
 
     def _guided_batch(
         self,

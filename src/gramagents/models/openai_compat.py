@@ -143,16 +143,10 @@ class OpenAIBackend(Backend):
             raise SpecError(
                 spec.raw, f"timeout must be a number of seconds, not '{timeout}'"
             ) from None
-        mode = spec.option("structured", "json")
-        if mode not in ("json", "md_json", "tools"):
-            raise SpecError(spec.raw, f"structured must be json, md_json or tools, not '{mode}'")
-        self.structured_mode = mode  # type: ignore[misc]
-        self.client = spec.option("client", "openai") or "openai"
-        if self.client not in CLIENTS:
-            raise SpecError(spec.raw, f"client must be openai or langchain, not '{self.client}'")
-        self.http = spec.option("http", "aiohttp") or "aiohttp"
-        if self.http not in HTTP_CLIENTS:
-            raise SpecError(spec.raw, f"http must be aiohttp or httpx, not '{self.http}'")
+        mode = spec.choice("structured", ("json", "md_json", "tools"))
+        self.structured_mode = mode  # type: ignore[assignment]
+        self.client = spec.choice("client", CLIENTS)
+        self.http = spec.choice("http", HTTP_CLIENTS)
         key_env = spec.option("api_key_env", "OPENAI_API_KEY") or "OPENAI_API_KEY"
         key = os.environ.get(key_env)
         if spec.base_url is None and not key:
@@ -162,10 +156,7 @@ class OpenAIBackend(Backend):
             )
         self._api_key = key or "EMPTY"
         self.max_reply_bytes = reply_cap(spec)
-        echo_tokens = spec.option("echo_max_tokens", "1")
-        if echo_tokens not in ("0", "1"):
-            raise SpecError(spec.raw, f"echo_max_tokens must be 0 or 1, not '{echo_tokens}'")
-        self.echo_max_tokens = int(echo_tokens)
+        self.echo_max_tokens = int(spec.choice("echo_max_tokens", ("0", "1"), "1"))
         """`max_tokens` of a scoring request (new tokens after the echoed prompt, ignored)."""
         self.prefix = spec.option("prefix", "") or ""
         self._per_loop: dict[

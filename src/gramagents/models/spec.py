@@ -91,6 +91,24 @@ class ModelSpec:
         """Value of option `name`, or `default`."""
         return self.options.get(name, default)
 
+    def whole(self, name: str, least: int = 1) -> int | None:
+        """Option `name` as an integer of at least `least`; None when not given."""
+        value = self.option(name)
+        if value is None:
+            return None
+        if not value.isdigit() or int(value) < least:
+            what = "a positive integer" if least == 1 else f"an integer of {least} or more"
+            raise SpecError(self.raw, f"{name} must be {what}, not '{value}'")
+        return int(value)
+
+    def choice(self, name: str, allowed: tuple[str, ...], default: str | None = None) -> str:
+        """Option `name`, one of `allowed` (when not given, `default` or else the first)."""
+        value = (self.option(name) or default or allowed[0]).lower()
+        if value not in allowed:
+            listed = ", ".join(allowed[:-1]) + f" or {allowed[-1]}"
+            raise SpecError(self.raw, f"{name} must be {listed}, not '{value}'")
+        return value
+
     def reject_unknown_options(self, known: set[str]) -> None:
         """Raise a SpecError naming the first option the backend does not take.
 
