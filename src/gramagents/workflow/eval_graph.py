@@ -99,10 +99,11 @@ async def plan(state: EvalState, config: RunnableConfig) -> dict[str, Any]:
     first requests leave without waiting for the last items to be rendered.
     """
     ctx = _context(config)
-    items = _longest_first(state.get("items", []), ctx)
+    items = state.get("items", [])
     model = ctx.model
     size = model.backend.chunk_size
     if not model.cache.enabled:
+        items = sorted(items, key=_longest_first(ctx))
         return {"chunks": [{"items": items[k : k + size]} for k in range(0, len(items), size)]}
     with collector_paused():
         work = _render(items, ctx)
@@ -123,6 +124,8 @@ async def plan(state: EvalState, config: RunnableConfig) -> dict[str, Any]:
     fresh: list[ItemWork] = []
     for entry in work:
         (cached if known.issuperset(entry.keys) else fresh).append(entry)
+    first = _longest_first(ctx)  # only what goes to the model is ordered for it
+    fresh.sort(key=lambda entry: first(entry.item))
     chunks: list[ChunkState] = [
         {"work": cached[k : k + CACHED_CHUNK]} for k in range(0, len(cached), CACHED_CHUNK)
     ]
@@ -130,8 +133,8 @@ async def plan(state: EvalState, config: RunnableConfig) -> dict[str, Any]:
     return {"chunks": chunks}
 
 
-def _longest_first(items: list[Item], ctx: EvalContext) -> list[Item]:
-    """The items in the order a local model computes them fastest.
+def _longest_first(ctx: EvalContext) -> Callable[[Item], tuple[int, str, int]]:
+    """The sort key that puts items in the order a local model computes them fastest.
 
     Those whose answers may be longest first: a batch of long answers takes about as long
     as a batch of short ones times their length, and a CPU computes several batches side by
@@ -149,7 +152,7 @@ def _longest_first(items: list[Item], ctx: EvalContext) -> list[Item]:
         prompt = sum(len(str(value)) for value in item.prompt.vars.values())
         return -answer, item.prompt.template, -prompt
 
-    return sorted(items, key=cost)
+    return cost
 
 
 def fan_out(state: EvalState) -> list[Send]:
