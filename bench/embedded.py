@@ -53,6 +53,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 AGREEMENT_TARGET = 0.95
+DECODE_ROWS = 32
+"""Rows of a decoding step: the hf backend's batch on a CPU."""
 ISA_VARIABLES = (
     "ATEN_CPU_CAPABILITY",
     "ONEDNN_MAX_CPU_ISA",
@@ -188,7 +190,13 @@ def head_flops(model: Any) -> float:
 
 
 def instrument(model: Any, phases: Phases) -> list[Any]:
-    """Hooks timing each forward pass as prefill (several positions) or decode (one)."""
+    """Hooks timing each forward pass as prefill (several positions) or decode (one).
+
+    On the model's body (the model without its output head): prompts are computed there
+    directly (`hf_prefix.prefilled`), and `generate`'s steps pass through it. The output
+    projection is counted with each decoding step, the one pass that needs its logits.
+    """
+    body = getattr(model, "base_model", None) or model
     state: dict[str, Any] = {}
 
     def before(module: Any, args: Any, kwargs: dict[str, Any]) -> None:
@@ -206,17 +214,17 @@ def instrument(model: Any, phases: Phases) -> list[Any]:
         if width > 1:
             phases.prefill_s += elapsed
             phases.prefill_computed += rows * width
-            per_row = width * flops_per_token(module, state["context"] / 2) + head_flops(module)
+            per_row = width * flops_per_token(model, state["context"] / 2)
             phases.prefill_flops += rows * per_row
         else:
             phases.decode_s += elapsed
             phases.decode_computed += rows
-            per_row = flops_per_token(module, state["context"]) + head_flops(module)
+            per_row = flops_per_token(model, state["context"]) + head_flops(model)
             phases.decode_flops += rows * per_row
 
     return [
-        model.register_forward_pre_hook(before, with_kwargs=True),
-        model.register_forward_hook(after, with_kwargs=True),
+        body.register_forward_pre_hook(before, with_kwargs=True),
+        body.register_forward_hook(after, with_kwargs=True),
     ]
 
 
@@ -363,14 +371,15 @@ def main() -> int:
 
     model = next(iter(_LOADED.values())).model
     shapes = linear_shapes(model)
-    rows = 2048  # a prefill batch: 16 prompts of about 128 tokens
+    rows = 2048  # a prefill run: 16 prompts of about 128 tokens
     peaks = {
-        kind: tuple(measure_peak(shapes, r, kind, args.peak_s / 2) for r in (rows, 16))
+        kind: tuple(measure_peak(shapes, r, kind, args.peak_s / 2) for r in (rows, DECODE_ROWS))
         for kind in {"float32", "int8", *dtypes}
     }
     print(
         "peak, plain matrix-product loop over the model's linear shapes "
-        f"({len(set(shapes))} shapes; {rows} rows as in prefill, 16 as in a decode step): "
+        f"({len(set(shapes))} shapes; {rows} rows as in prefill, {DECODE_ROWS} as in a decode "
+        "step): "
         + "; ".join(f"{k} {v[0]:.0f} / {v[1]:.0f} GFLOP/s" for k, v in sorted(peaks.items()))
         + " (int8: torch._int_mm)"
     )

@@ -77,6 +77,32 @@ def test_a_failing_batch_fails_its_own_callers_only():
     assert isinstance(first, ValueError) and second == [2, 3]
 
 
+def test_lanes_wanted_once_the_first_batch_loaded_the_model_start_beside_it():
+    """The first batch loads the model alone, then says so (`lanes_changed`): the second lane
+    starts while that batch still computes, and the batch takes its half of the threads."""
+    from gramagents.runtime import threads
+
+    wanted = [1]
+    started: list[float] = []
+    shares: list[int] = []
+
+    def run(requests: list[int]) -> list[int]:
+        started.append(time.perf_counter())
+        if len(started) == 1:
+            wanted[0] = 2  # the model is loaded
+            batcher.lanes_changed()
+            shares.append(threads._lane.share)
+            time.sleep(0.4)
+        else:
+            time.sleep(0.02)
+        return requests
+
+    batcher = MicroBatcher(run, max_batch=4, lanes=lambda: wanted[0], granule=4)
+    assert asyncio.run(batcher.submit(list(range(12)))) == list(range(12))
+    assert started[1] - started[0] < 0.3  # not after the first batch's 0.4 s
+    assert shares == [2]
+
+
 def test_lanes_is_checked_in_the_spec():
     from gramagents.models import create_backend
 

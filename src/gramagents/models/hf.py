@@ -1,9 +1,9 @@
 """Local transformers models: batched generation and batched log-likelihood.
 
 Requests from concurrent callers are merged by a micro-batcher, tokenized once, grouped by
-decoding parameters and sorted by length (longest first), then cut into batches whose rows
-are at least half as long as the batch's longest, so each batch wastes little padding and one
-long prompt slows no short ones. Generation pads on the left, through the chat template if any.
+decoding parameters and sorted by length (longest first), then cut into batches. On a CPU a
+batch's prompts are computed in runs of like lengths and decoded together (`hf_prefix`);
+elsewhere a batch's rows are at least half as long as its longest and padded on the left.
 Log-likelihood merges the sequences of a batch into prefix trees, so that a prefix shared by
 several sequences (the start of a minimal pair, the prompt before each option) is computed
 once (`prefix_tree`), and returns the summed and per-token mean log-probability with the
@@ -42,7 +42,7 @@ from .hf_load import (
     resolve_dtype,
 )
 from .hf_output import eos_ids, filled, finish_generation, keep_finished, stop_criteria
-from .hf_prefix import batch_inputs
+from .hf_prefix import generation_inputs
 from .spec import ModelSpec
 
 
@@ -58,15 +58,13 @@ def _cut_middle(ids: list[int], limit: int) -> list[int]:
     return ids[:head] + ids[len(ids) - (limit - head) :]
 
 
-def _buckets(ordered: Sequence[int], lengths: Sequence[int], size: int) -> Iterator[list[int]]:
-    """Batches of `ordered` (longest first) of at most `size` rows.
-
-    Each row is at least half as long as its batch's first, so that one long prompt pads no
-    much shorter ones.
-    """
+def _buckets(
+    ordered: Sequence[int], lengths: Sequence[int], size: int, halve: bool = True
+) -> Iterator[list[int]]:
+    """Batches of `ordered` (longest first) of `size` rows at most, cut where lengths halve."""
     batch: list[int] = []
     for index in ordered:
-        if batch and (len(batch) == size or 2 * lengths[index] < lengths[batch[0]]):
+        if batch and (len(batch) == size or halve and 2 * lengths[index] < lengths[batch[0]]):
             yield batch
             batch = []
         batch.append(index)
@@ -100,7 +98,7 @@ class HFBackend(Backend):
         self.device = resolve_device(spec.option("device"))
         self.dtype = resolve_dtype(spec.option("dtype"), self.device)
         cuda = self.device.startswith("cuda")
-        self.batch_size = spec.whole("batch_size") or (64 if cuda else 16)
+        self.batch_size = spec.whole("batch_size") or (64 if cuda else 32)
         self.token_budget = spec.whole("token_budget") or (8192 if cuda else 1024)
         self.prefix_sharing = spec.choice("prefix_sharing", ("true", "false")) == "true"
         self.max_length = spec.whole("max_length", least=16)  # None: the model's own context
@@ -116,8 +114,9 @@ class HFBackend(Backend):
         self._alone = threading.Lock()
         self._loaded = False
         size = self.batch_size
+        # On a CPU a lane takes a batch at a time, so that its lanes end at about one time.
         self._generate_batcher = MicroBatcher(
-            self._generate_sync, 4 * size, lanes=self._lane_count, granule=size
+            self._generate_sync, 4 * size if cuda else size, lanes=self._lane_count, granule=size
         )
         # Scoring takes many requests at once: the more sequences meet, the more prefixes
         # they share (prefix_tree); the token budget still bounds each forward pass.
@@ -217,7 +216,9 @@ class HFBackend(Backend):
     def _generate_sync(self, requests: list[ChatRequest]) -> list[Generation]:
         with self._alone:
             encoded = [self.render(r) for r in requests]
-            self._loaded = True
+            loading, self._loaded = not self._loaded, True
+        if loading:  # loaded now: the other lanes start beside this batch
+            self._generate_batcher.lanes_changed()
         free: dict[GenParams, list[int]] = defaultdict(list)
         guided: dict[str, list[int]] = defaultdict(list)
         plans: dict[str, list[FieldPlan]] = {}
@@ -236,7 +237,9 @@ class HFBackend(Backend):
         results: list[Generation | None] = [None] * len(requests)
         for params, indices in free.items():
             ordered = sorted(indices, key=lambda i: -len(encoded[i]))
-            for batch in _buckets(ordered, [len(e) for e in encoded], self.batch_size):
+            # A CPU computes prompts in runs of like lengths (hf_prefix): no cut where they halve
+            lengths, halve = [len(e) for e in encoded], self.device != "cpu"
+            for batch in _buckets(ordered, lengths, self.batch_size, halve):
                 if STOP.requested:  # a stop: no batch starts
                     outputs = [not_asked_generation() for _ in batch]
                 elif params.temperature > 0:
@@ -328,7 +331,10 @@ class HFBackend(Backend):
         tokenizer, model = lm.tokenizer, lm.model
         refit()  # threads fitted to the machine between batches (command line only)
         started = time.perf_counter()
-        input_ids, attention, cached = batch_inputs(lm, batch, self.prefix_sharing)
+        prepared = generation_inputs(lm, batch, self.prefix_sharing, self.device == "cpu")
+        if prepared is None:  # a stop came while its prompts were computed
+            return [not_asked_generation() for _ in batch]
+        input_ids, attention, cached = prepared
         width = input_ids.shape[1]
         eos = eos_ids(lm)
         kwargs: dict[str, Any] = {

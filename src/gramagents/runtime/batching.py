@@ -26,7 +26,7 @@ from contextvars import ContextVar
 from typing import Any, Generic, TypeVar
 
 from . import answers
-from .threads import refit, sharing
+from .threads import refit, reshare, sharing
 
 Req = TypeVar("Req")
 Res = TypeVar("Res")
@@ -81,6 +81,7 @@ class MicroBatcher(Generic[Req, Res]):
         self._workers: dict[int, asyncio.Task[None]] = {}
         self._busy = 0
         """Lanes computing a batch now (counted on the event loop's thread)."""
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def submit(self, requests: Sequence[Req]) -> list[Res]:
         """Queue `requests` and wait for their results, in order."""
@@ -95,11 +96,28 @@ class MicroBatcher(Generic[Req, Res]):
                 future.add_done_callback(lambda done: _count(done, count))
             self._pending.append((request, future))
             futures.append(future)
+        self._start_lanes(loop)
+        return list(await asyncio.gather(*futures))
+
+    def lanes_changed(self) -> None:
+        """The lanes wanted may have grown: start them now (from a batch's own thread).
+
+        A local model computes its first batch alone, since it loads the model; once loaded,
+        the other lanes need not wait for that batch to end. The calling batch takes its
+        share of the threads from its next fit on.
+        """
+        reshare(self._lanes())
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._start_lanes, loop)
+
+    def _start_lanes(self, loop: asyncio.AbstractEventLoop) -> None:
+        """A worker for each lane wanted now that has none running."""
+        self._loop = loop
         for lane in range(max(1, self._lanes())):
             worker = self._workers.get(lane)
             if worker is None or worker.done() or worker.get_loop() is not loop:
                 self._workers[lane] = loop.create_task(self._drain(lane))
-        return list(await asyncio.gather(*futures))
 
     def _fitted(self, requests: list[Req]) -> Sequence[Res]:
         with sharing(self._lanes()):
@@ -140,6 +158,8 @@ class MicroBatcher(Generic[Req, Res]):
             for (_, future), result in zip(batch, results, strict=True):
                 if not future.done():
                     future.set_result(result)
+            if self._pending:  # more lanes may be wanted now (the first batch loads a model)
+                self._start_lanes(asyncio.get_running_loop())
 
 
 def _hand_back(batch: list[tuple[Any, asyncio.Future[Any]]]) -> Callable[[int, Any], None]:

@@ -119,12 +119,25 @@ def sharing(lanes: int) -> Iterator[None]:
     busy at the moment: a lane that gave itself every thread while the other was between
     batches would keep them, and the cores would be oversubscribed.
     """
-    before = getattr(_lane, "share", 1)
+    before = getattr(_lane, "share", None)
     _lane.share = max(1, lanes)
     try:
         yield
     finally:
-        _lane.share = before
+        if before is None:
+            del _lane.share
+        else:
+            _lane.share = before
+
+
+def reshare(lanes: int) -> None:
+    """Inside `sharing`: this thread's share is now one of `lanes` (the lanes wanted changed).
+
+    `refit` gives the new share from the next fit on; the block still restores the share it
+    found when it ends. Outside a `sharing` block it does nothing.
+    """
+    if hasattr(_lane, "share"):
+        _lane.share = max(1, lanes)
 
 
 def refit() -> int | None:
