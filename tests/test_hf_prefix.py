@@ -161,3 +161,33 @@ def test_prompts_computed_in_runs_then_decoded_together_answer_as_one_padded_bat
     padded = smollm2._generate_batch(batch, params)
     assert [g.text for g in joined] == [g.text for g in padded]
     assert all(g.text.strip() for g in joined)
+
+
+def test_a_model_whose_cache_cannot_be_joined_is_padded_plainly_and_not_tried_again():
+    """A sliding-window cache keeps only its window: such a model's batches are padded as one
+    block, and after the first try its prompts are not computed twice."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from gramagents.models.hf_prefix import generation_inputs
+
+    class Sliding(torch.nn.Module):
+        calls = 0
+
+        def forward(self, input_ids, attention_mask=None, position_ids=None, **kwargs):
+            Sliding.calls += 1
+            rows, width = input_ids.shape
+            layer = SimpleNamespace(
+                keys=torch.zeros(rows, 1, width, 4), values=torch.zeros(rows, 1, width, 4)
+            )
+            layer.is_sliding = True
+            return SimpleNamespace(past_key_values=SimpleNamespace(layers=[layer]))
+
+    lm = SimpleNamespace(model=Sliding(), tokenizer=SimpleNamespace(pad_token_id=0), device="cpu")
+    batch = [[5, 6, 7, 8], [9, 10]]
+    for _ in range(2):
+        ids, mask, cached = generation_inputs(lm, batch, share=True, in_runs=True)
+        assert cached == {} and ids[1].tolist() == [0, 0, 9, 10]
+        assert mask[1].tolist() == [0, 0, 1, 1]
+    assert Sliding.calls == 1  # tried once, then known

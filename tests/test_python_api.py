@@ -8,11 +8,13 @@ import dataclasses
 import hashlib
 import inspect
 import json
+import signal
 import subprocess
 import sys
 import threading
 import time
 from collections import Counter
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -180,6 +182,17 @@ def test_a_call_leaves_the_process_as_it_found_it(built, tmp_path):
 @pytest.mark.parametrize("loop", ["a notebook's", "asyncio.run's"])
 def test_an_interrupt_in_a_cell_cancels_the_job_and_reaches_the_caller(loop):
     from gramagents.runtime.loop import run_sync
+
+    # Ctrl-C as a kernel or a terminal has it, even where the tests were started with it
+    # ignored (a shell's background job): `interrupt_main` does nothing then.
+    earlier = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _interrupt_in_a_cell(loop, run_sync)
+    finally:
+        signal.signal(signal.SIGINT, earlier)
+
+
+def _interrupt_in_a_cell(loop: str, run_sync: Any) -> None:
 
     seen: list[str] = []
 

@@ -17,6 +17,7 @@ in a batch of one instead of many).
 from __future__ import annotations
 
 import inspect
+import weakref
 from typing import Any
 
 from ..runtime.interrupt import STOP
@@ -111,6 +112,9 @@ def generation_inputs(
     return batch_inputs(lm, batch, share)
 
 
+_PLAIN: weakref.WeakSet[Any] = weakref.WeakSet()
+"""Models whose cache `prefilled` cannot join (a sliding window, another kind of cache)."""
+
 PASS_TOKENS = 16
 """What one more forward pass costs on a CPU, in tokens computed (its fixed overhead)."""
 
@@ -167,7 +171,7 @@ def prefilled(
     import torch
     from torch.nn.functional import pad
 
-    if max(len(ids) for ids in batch) < 2:
+    if max(len(ids) for ids in batch) < 2 or lm.model in _PLAIN:
         return None
     parts = []
     for run in runs:
@@ -175,6 +179,7 @@ def prefilled(
             return None
         part = _prefill_run(lm, [batch[i] for i in run], share)
         if part is None:
+            _PLAIN.add(lm.model)  # known from now on: its batches are padded plainly
             return None
         parts.append(part)
     width = max(ids.shape[1] for _, ids, _ in parts)

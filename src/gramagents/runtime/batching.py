@@ -109,7 +109,10 @@ class MicroBatcher(Generic[Req, Res]):
         reshare(self._lanes())
         loop = self._loop
         if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(self._start_lanes, loop)
+            try:
+                loop.call_soon_threadsafe(self._start_lanes, loop)
+            except RuntimeError:  # the loop closed meanwhile: no lane is wanted any more
+                pass
 
     def _start_lanes(self, loop: asyncio.AbstractEventLoop) -> None:
         """A worker for each lane wanted now that has none running."""
