@@ -119,7 +119,8 @@ PASS_TOKENS = 16
 """What one more forward pass costs on a CPU, in tokens computed (its fixed overhead)."""
 
 
-def _common(a: list[int], b: list[int]) -> int:
+def common_start(a: list[int], b: list[int]) -> int:
+    """How many tokens `a` and `b` share from their start."""
     n = 0
     for x, y in zip(a, b, strict=False):
         if x != y:
@@ -143,7 +144,7 @@ def prefill_groups(batch: list[list[int]], share: bool) -> list[list[int]]:
         start = len(batch[first])
         for last in range(first, n):
             if share and last > first:
-                start = min(start, _common(batch[first], batch[last]), len(batch[last]) - 1)
+                start = min(start, common_start(batch[first], batch[last]), len(batch[last]) - 1)
             shared = start if share and last > first and start >= MIN_SHARED else 0
             rows = last - first + 1
             cost = shared + rows * (len(batch[first]) - shared) + PASS_TOKENS * (1 + (shared > 0))

@@ -21,6 +21,7 @@ from ..records import Generation, GenParams
 from ..runtime.interrupt import STOP
 from .hf_load import LoadedLM
 from .hf_output import finish_generation, stop_criteria
+from .hf_prefix import common_start
 
 MAX_TOKENS = 16384
 """Tokens whose cache is kept at once, over all rows (about 370 MB for SmolLM2-135M)."""
@@ -87,7 +88,7 @@ class CachedSteps:
         """
         shared, source = 0, None
         for row in self._rows:
-            n = _common(row.ids, ids)
+            n = common_start(row.ids, ids)
             if n > shared:
                 shared, source = n, row
         if source is None or shared < MIN_SHARED:
@@ -184,13 +185,3 @@ def _crop(cache: Any, length: int) -> None:
     extra = cache.get_seq_length() - length
     if extra > 0:
         cache.crop(-extra)
-
-
-def _common(a: list[int], b: list[int]) -> int:
-    """How many tokens `a` and `b` share from their start."""
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
