@@ -191,3 +191,25 @@ def test_a_model_whose_cache_cannot_be_joined_is_padded_plainly_and_not_tried_ag
         assert cached == {} and ids[1].tolist() == [0, 0, 9, 10]
         assert mask[1].tolist() == [0, 0, 1, 1]
     assert Sliding.calls == 1  # tried once, then known
+
+
+def test_prompts_of_one_token_are_padded_plainly_without_marking_the_model():
+    """A run whose prompts are one token each has nothing to compute before `generate`: the
+    batch is padded as one block (no model pass), and later batches are still computed in
+    runs."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from gramagents.models.hf_prefix import _PLAIN, generation_inputs
+
+    class Unused(torch.nn.Module):
+        def forward(self, **kwargs):
+            raise AssertionError("nothing to compute for one-token prompts")
+
+    lm = SimpleNamespace(model=Unused(), tokenizer=SimpleNamespace(pad_token_id=0), device="cpu")
+    long = list(range(100, 120))  # a run of its own: the one-token prompts are another
+    ids, mask, cached = generation_inputs(lm, [long, [5], [6]], share=True, in_runs=True)
+    assert cached == {} and ids[1].tolist() == [0] * 19 + [5] and ids[0].tolist() == long
+    assert mask[2].tolist() == [0] * 19 + [1]
+    assert lm.model not in _PLAIN

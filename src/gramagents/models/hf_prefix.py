@@ -162,17 +162,17 @@ def prefilled(
 ) -> tuple[Any, Any, dict[str, Any]] | None:
     """`generate`'s inputs for `batch` with every prompt but its last token computed here.
 
-    Each run of rows (`prefill_groups`) is computed on its own, after its shared start;
-    their caches are then left-padded to one width and decoded as one batch, so that a
-    batch decodes many rows while its prompts are computed with little padding. `generate`
-    then computes each row's last token and goes on. None when the model's cache is not the
-    usual key-value one (or every prompt is one token): the caller pads plainly; None too
-    when a stop comes between runs.
+    Each run of rows (`prefill_groups`: consecutive, in the batch's order) is computed on its
+    own, after its shared start; their caches are then left-padded to one width and decoded
+    as one batch, so that a batch decodes many rows while its prompts are computed with
+    little padding. `generate` then computes each row's last token and goes on. None when
+    the model's cache is not the usual key-value one (or a run's prompts are one token
+    each): the caller pads plainly; None too when a stop comes between runs.
     """
     import torch
     from torch.nn.functional import pad
 
-    if max(len(ids) for ids in batch) < 2 or lm.model in _PLAIN:
+    if lm.model in _PLAIN or any(len(batch[run[0]]) < 2 for run in runs):
         return None
     parts = []
     for run in runs:
@@ -184,9 +184,6 @@ def prefilled(
             return None
         parts.append(part)
     width = max(ids.shape[1] for _, ids, _ in parts)
-    order = [i for run in runs for i in run]
-    inverse = torch.empty(len(order), dtype=torch.long)
-    inverse[torch.tensor(order, dtype=torch.long)] = torch.arange(len(order))
     fill = lm.tokenizer.pad_token_id
     input_ids = torch.cat([pad(ids, (width - ids.shape[1], 0), value=fill) for _, ids, _ in parts])
     attention = torch.cat([pad(mask, (width - mask.shape[1], 0)) for _, _, mask in parts])
@@ -200,25 +197,20 @@ def prefilled(
             left = width - ids.shape[1]
             keys.append(pad(key, (0, 0, left, 0)))
             values.append(pad(value, (0, 0, left, 0)))
-        cache.update(torch.cat(keys)[inverse], torch.cat(values)[inverse], index)
-    return input_ids[inverse], attention[inverse], {_cache_keyword(lm.model): cache}
+        cache.update(torch.cat(keys), torch.cat(values), index)
+    return input_ids, attention, {_cache_keyword(lm.model): cache}
 
 
 def _prefill_run(lm: Any, rows: list[list[int]], share: bool) -> tuple[list[Any], Any, Any] | None:
     """Per layer (keys, values) of `rows` but their last tokens, with their ids and mask."""
     import torch
 
-    shared = shared_start(rows) if share and len(rows) > 1 else 0
-    cached: dict[str, Any] = {}
-    if shared >= MIN_SHARED:
-        input_ids, attention = _layout(lm, rows, shared)
-        cached = _start_cache(lm, input_ids[:1, :shared], len(rows))
-    if not cached:
-        shared = 0
-        input_ids, attention = _layout(lm, rows, 0)
+    input_ids, attention, cached = batch_inputs(lm, rows, share)
+    start = next(iter(cached.values()), None)
+    shared = start.get_seq_length() if start is not None else 0
     width = input_ids.shape[1]
-    if shared == width - 1:  # every row's rest is its last token: the start is all
-        cache = next(iter(cached.values()))
+    if start is not None and shared == width - 1:  # each row's rest is its last token
+        cache = start
     else:
         positions = (attention.cumsum(-1) - 1).clamp(min=0)
         device = lm.device
