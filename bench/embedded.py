@@ -53,8 +53,6 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 AGREEMENT_TARGET = 0.95
-DECODE_ROWS = 32
-"""Rows of a decoding step: the hf backend's batch on a CPU."""
 ISA_VARIABLES = (
     "ATEN_CPU_CAPABILITY",
     "ONEDNN_MAX_CPU_ISA",
@@ -367,18 +365,20 @@ def main() -> int:
     ]
     items, requests = quick_start_requests(args.items)
     results = {dtype: run_dtype(dtype, requests, items) for dtype in dtypes}
+    from gramagents.models import create_backend
     from gramagents.models.hf_load import _LOADED
 
     model = next(iter(_LOADED.values())).model
     shapes = linear_shapes(model)
     rows = 2048  # a prefill run: 16 prompts of about 128 tokens
+    decode_rows = create_backend("smollm2").batch_size  # a decoding step's rows, as run here
     peaks = {
-        kind: tuple(measure_peak(shapes, r, kind, args.peak_s / 2) for r in (rows, DECODE_ROWS))
+        kind: tuple(measure_peak(shapes, r, kind, args.peak_s / 2) for r in (rows, decode_rows))
         for kind in {"float32", "int8", *dtypes}
     }
     print(
         "peak, plain matrix-product loop over the model's linear shapes "
-        f"({len(set(shapes))} shapes; {rows} rows as in prefill, {DECODE_ROWS} as in a decode "
+        f"({len(set(shapes))} shapes; {rows} rows as in prefill, {decode_rows} as in a decode "
         "step): "
         + "; ".join(f"{k} {v[0]:.0f} / {v[1]:.0f} GFLOP/s" for k, v in sorted(peaks.items()))
         + " (int8: torch._int_mm)"

@@ -235,11 +235,11 @@ class HFBackend(Backend):
                 plans[key] = plan
                 guided[key].append(index)
         results: list[Generation | None] = [None] * len(requests)
+        lengths = [len(e) for e in encoded]
         for params, indices in free.items():
-            ordered = sorted(indices, key=lambda i: -len(encoded[i]))
+            ordered = sorted(indices, key=lambda i: -lengths[i])
             # A CPU computes prompts in runs of like lengths (hf_prefix): no cut where they halve
-            lengths, halve = [len(e) for e in encoded], self.device != "cpu"
-            for batch in _buckets(ordered, lengths, self.batch_size, halve):
+            for batch in _buckets(ordered, lengths, self.batch_size, self.device != "cpu"):
                 if STOP.requested:  # a stop: no batch starts
                     outputs = [not_asked_generation() for _ in batch]
                 elif params.temperature > 0:
@@ -252,8 +252,8 @@ class HFBackend(Backend):
         with self._alone:
             decoder = self._guided_decoder()
             for key, indices in guided.items():
-                ordered = sorted(indices, key=lambda i: -len(encoded[i]))
-                for batch in _buckets(ordered, [len(e) for e in encoded], self.batch_size):
+                ordered = sorted(indices, key=lambda i: -lengths[i])
+                for batch in _buckets(ordered, lengths, self.batch_size):
                     outputs = self._guided_batch(
                         decoder,
                         [encoded[i] for i in batch],
