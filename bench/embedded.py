@@ -190,14 +190,18 @@ def head_flops(model: Any) -> float:
 def instrument(model: Any, phases: Phases) -> list[Any]:
     """Hooks timing each forward pass as prefill (several positions) or decode (one).
 
-    On the model's body (the model without its output head): prompts are computed there
-    directly (`hf_prefix.prefilled`), and `generate`'s steps pass through it. The output
-    projection is counted with each decoding step, the one pass that needs its logits.
+    On the model and on its body (the model without its output head): prompts are computed
+    on the body directly (`hf_prefix.prefilled`), `generate`'s steps on the whole model. A
+    pass is timed once, by the outermost of the two it enters; the output projection is
+    counted for each row of a whole-model pass (one position per row: its last).
     """
     body = getattr(model, "base_model", None) or model
-    state: dict[str, Any] = {}
+    state: dict[str, Any] = {"depth": 0}
 
     def before(module: Any, args: Any, kwargs: dict[str, Any]) -> None:
+        state["depth"] += 1
+        if state["depth"] > 1:
+            return  # the body inside a whole-model pass: timed by the model's hooks
         ids = kwargs.get("input_ids")
         if ids is None and args:
             ids = args[0]
@@ -207,22 +211,31 @@ def instrument(model: Any, phases: Phases) -> list[Any]:
         state["started"] = CLOCK()
 
     def after(module: Any, args: Any, kwargs: dict[str, Any], output: Any) -> None:
+        state["depth"] -= 1
+        if state["depth"] > 0:
+            return
         elapsed = CLOCK() - state["started"]
         rows, width = state["shape"]
+        head = head_flops(model) if module is model else 0.0
         if width > 1:
             phases.prefill_s += elapsed
             phases.prefill_computed += rows * width
-            per_row = width * flops_per_token(model, state["context"] / 2)
+            per_row = width * flops_per_token(model, state["context"] / 2) + head
             phases.prefill_flops += rows * per_row
         else:
             phases.decode_s += elapsed
             phases.decode_computed += rows
-            per_row = flops_per_token(model, state["context"]) + head_flops(model)
+            per_row = flops_per_token(model, state["context"]) + head
             phases.decode_flops += rows * per_row
 
+    modules = [model] if body is model else [model, body]
     return [
-        body.register_forward_pre_hook(before, with_kwargs=True),
-        body.register_forward_hook(after, with_kwargs=True),
+        hook
+        for module in modules
+        for hook in (
+            module.register_forward_pre_hook(before, with_kwargs=True),
+            module.register_forward_hook(after, with_kwargs=True),
+        )
     ]
 
 
